@@ -1,0 +1,1 @@
+"""Adapters between other tools' memory formats and protocol entries (``dshkit.adapters``)."""

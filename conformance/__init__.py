@@ -1,0 +1,1 @@
+"""The dshkit conformance kit (importable as ``dshkit.conformance``)."""

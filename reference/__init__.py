@@ -1,0 +1,1 @@
+"""The reference implementation of the dshkit contract (importable as ``dshkit.reference``)."""

@@ -1,0 +1,1 @@
+"""Reference behaviour for the DSH session event log (``dshkit.reference.session``)."""

@@ -1,0 +1,71 @@
+"""Repair a stored log: close an unclosed turn and cut a torn tail (chapter ``session/repair``).
+
+The closers are computed over the log as a loader sees it. Writing them follows DSH's commit
+of a repair: truncate the torn tail, then append (events recovered from an incomplete final
+zstd frame first, then the closers) as one batch. Committed events are never rewritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..problems import Problem, ProblemError, fail
+from .levels import Checks
+from .pipeline import SessionChecker, run
+from .reader import FORM_JSON_ARRAY, LogReader, TornTail
+from .writer import append_events, truncate
+
+
+@dataclass(frozen=True, slots=True)
+class RepairReport:
+    path: str
+    closers: tuple[dict[str, Any], ...] = ()
+    torn: TornTail | None = None
+    written: bool = False
+    errors: tuple[Problem, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "valid": self.valid,
+                               "closers": list(self.closers), "written": self.written,
+                               "errors": [p.to_json() for p in self.errors]}
+        if self.torn is not None:
+            out["tornTail"] = {"firstLine": self.torn.first_line, "lines": self.torn.lines,
+                               "fragment": self.torn.fragment}
+        return out
+
+
+def repair_path(path: str | Path, *, write: bool = False) -> RepairReport:
+    reader = LogReader(path, tolerate_torn_tail=True)
+    checker = SessionChecker(Checks(envelope_and_shapes=True, invariants=False, storage=True))
+    try:
+        items = iter(reader)
+        first = next(items, None)
+        if reader.result.header is not None:
+            checker.session_id = str(reader.result.header["id"])
+        problem = run(checker, [first, *items]) if first is not None else None
+    except ProblemError as exc:
+        problem = exc.problem
+    if problem is not None:
+        return RepairReport(path=str(path), torn=reader.result.torn, errors=(problem,))
+    closers = tuple(checker.closers())
+    result = reader.result
+    needs_cut = result.torn is not None
+    if not write or (not closers and not needs_cut):
+        return RepairReport(path=str(path), closers=closers, torn=result.torn)
+    if path == "-" or result.form == FORM_JSON_ARRAY:
+        error = fail("REPAIR_NOT_WRITABLE", "SES-FILE-010",
+                     "only a JSONL or zstd log file can be repaired in place").problem
+        return RepairReport(path=str(path), closers=closers, torn=result.torn, errors=(error,))
+    recovered = [item.event for item in LogReader(path, tolerate_torn_tail=True)
+                 if isinstance(item.event, dict)
+                 and item.event.get("seq", -1) >= result.committed_events]
+    if result.committed_bytes is not None:
+        truncate(path, result.committed_bytes)
+    append_events(Path(path), [*recovered, *closers], compressed=result.compressed)
+    return RepairReport(path=str(path), closers=closers, torn=result.torn, written=True)
