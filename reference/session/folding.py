@@ -120,3 +120,47 @@ def _report(path: str, checker: SessionChecker, problem: Problem | None, repair:
 def _chain(first: Located, rest: Iterable[Located]) -> Iterable[Located]:
     yield first
     yield from rest
+
+
+@dataclass(frozen=True, slots=True)
+class LoadReport:
+    """The events a loader ends up with: torn tail dropped, legacy shapes normalised,
+    repair closers appended (SES-FILE-011). Holds the whole log: only for callers that ask."""
+
+    path: str
+    events: tuple[dict[str, Any], ...] = ()
+    closers: int = 0
+    errors: tuple[Problem, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+
+def load_path(path: str | Path, *, session_id: str | None = None,
+              stdin: BinaryIO | None = None) -> LoadReport:
+    reader = LogReader(path, tolerate_torn_tail=True, stdin=stdin)
+    checker = SessionChecker(_checks(True), kept=[])
+    problem: Problem | None = None
+    try:
+        items = iter(reader)
+        first = next(items, None)
+        header = reader.result.header
+        checker.session_id = session_id or (str(header["id"]) if header else "session")
+        if first is not None:
+            problem = run(checker, _chain(first, items))
+        closers = [] if problem else checker.close()
+    except ProblemError as exc:
+        problem = exc.problem
+    if problem is not None:
+        return LoadReport(path=str(path), errors=(problem,))
+    return LoadReport(path=str(path), events=tuple(checker.kept or ()), closers=len(closers))
+
+
+def load_events(events: Iterable[Any], *, session_id: str = "session") -> LoadReport:
+    checker = SessionChecker(_checks(True), session_id=session_id, kept=[])
+    problem = run(checker, (Located(line=0, event=e) for e in events))
+    if problem is not None:
+        return LoadReport(path="<memory>", errors=(problem,))
+    closers = checker.close()
+    return LoadReport(path="<memory>", events=tuple(checker.kept or ()), closers=len(closers))

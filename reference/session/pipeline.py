@@ -37,6 +37,7 @@ class SessionChecker:
     trace: EnclosureTrace = field(default_factory=EnclosureTrace)
     tracker: RepairTracker = field(default_factory=RepairTracker)
     count: int = 0
+    kept: list[Event] | None = None  # set to a list to keep every event as checked
 
     def push(self, event: Any, *, line: int | None = None) -> None:
         """Check and absorb one event; raises :class:`ProblemError` located at seq and line."""
@@ -72,6 +73,8 @@ class SessionChecker:
             self.trace.push(event)
         self.fold.apply(event, plan)
         self.tracker.push(event)
+        if self.kept is not None:
+            self.kept.append(event)
 
     def _shape(self, event: Event) -> ProblemError | None:
         kind = event["type"]
