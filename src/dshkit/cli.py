@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from . import __version__
+from . import __version__, memory_cli
 from .reference.problems import Problem
 from .reference.session.folding import fold_path
 from .reference.session.levels import Level
@@ -46,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     repair.add_argument("--json", action="store_true")
     repair.add_argument("--write", action="store_true",
                         help="append the closers to the file atomically")
+    memory_cli.add_parser(sub)
     return parser
 
 
@@ -137,7 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
-    handlers = {"validate": _cmd_validate, "fold": _cmd_fold, "repair": _cmd_repair}
+    handlers = {"validate": _cmd_validate, "fold": _cmd_fold, "repair": _cmd_repair,
+                "memory": memory_cli.run}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

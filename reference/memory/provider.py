@@ -1,0 +1,510 @@
+"""The reference memory provider: one write pipeline for every operation (chapter ``memory/writes``).
+
+Order for every write (MEM-WRT-002): writer context, input validation, target resolution in the
+writer's visible set, budget pre-check, approval, then one ``BEGIN IMMEDIATE`` transaction that
+re-resolves the targets, applies the optimistic guard, re-checks the budget, mutates and writes
+the audit rows. A refused write changes nothing but its audit row.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import approval, snapshot
+from .approval import Decision, Gate, Policy
+from .errors import MemoryProtocolError, invalid
+from .exchange import envelope_entries, export_envelope
+from .inputs import (
+    BUCKETS,
+    DEFAULT_SOURCE,
+    MAX_CONSOLIDATE,
+    MAX_SEED,
+    Context,
+    NewEntry,
+    check_bucket,
+    check_keys,
+    check_match,
+    check_source,
+    check_text,
+    context_of,
+    new_entry,
+    normalise_tags,
+)
+from .keys import visible
+from .store import Store, default_path, open_store
+from .text import excerpt, fold, units
+
+Clock = Callable[[], int]
+IdFactory = Callable[[], str]
+Entry = dict[str, Any]
+
+DEFAULT_BUDGETS = {"user": {"userGlobal": 2000, "workspace": 2000},
+                   "agent": {"userGlobal": 4000, "workspace": 4000}}
+DEFAULT_QUERY_LIMIT = 20
+MAX_QUERY_LIMIT = 1000
+SAMPLE_SIZE = 5
+SAMPLE_UNITS = 200
+
+
+def _system_clock() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _uuid4() -> str:
+    return str(uuid.uuid4())
+
+
+def _limits(budgets: dict[str, Any] | None) -> dict[tuple[str, str], int]:
+    """MEM-BUD-002: every limit a positive integer."""
+    config = budgets if budgets is not None else DEFAULT_BUDGETS
+    limits: dict[tuple[str, str], int] = {}
+    for track in ("user", "agent"):
+        layer = config.get(track) if isinstance(config, dict) else None
+        for key, scope in (("userGlobal", "user-global"), ("workspace", "workspace")):
+            value = layer.get(key) if isinstance(layer, dict) else None
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise invalid(f"/budgets/{track}/{key}", "must be a positive integer")
+            limits[(track, scope)] = value
+    return limits
+
+
+class Provider:
+    """An open memory store with its budgets, policy and approver."""
+
+    def __init__(self, store: Store, *, limits: dict[tuple[str, str], int], gate: Gate | None,
+                 policy: Policy, clock: Clock, ids: IdFactory) -> None:
+        self.store = store
+        self.limits = limits
+        self.gate = gate
+        self.policy = policy
+        self.clock = clock
+        self.ids = ids
+
+    # -- context, resolution, budgets ----------------------------------------------------------
+
+    @staticmethod
+    def _context(write: Any) -> Context:
+        ctx = context_of(write)
+        if ctx is None:
+            raise MemoryProtocolError(
+                "WRITE_REQUIRES_AGENT",
+                "a memory write needs the owning agent (write.agent with its session); nothing "
+                "was changed", {})
+        return ctx
+
+    def _visible(self, track: str, scope: str, ctx: Context) -> list[Entry]:
+        rows = self.store.entries("WHERE track = ? AND scope = ? ORDER BY created_at, id",
+                                  (track, scope))
+        return [e for e in rows if visible(e, ctx.workspace, ctx.agent)]
+
+    def _resolve(self, track: str, scope: str, match: str, ctx: Context) -> Entry:
+        """MEM-MAT-002..005: exactly one visible entry containing ``match`` (ASCII fold)."""
+        needle = fold(match)
+        hits = [e for e in self._visible(track, scope, ctx) if needle in fold(e["text"])]
+        if not hits:
+            raise MemoryProtocolError(
+                "ENTRY_NOT_FOUND", f'no entry in {track}/{scope} contains "{match}"; nothing was '
+                "changed", {"track": track, "scope": scope, "match": match})
+        if len(hits) > 1:
+            raise MemoryProtocolError(
+                "AMBIGUOUS_MATCH", f'{len(hits)} entries in {track}/{scope} contain "{match}"; '
+                "use a longer, unique substring",
+                {"track": track, "scope": scope, "match": match, "candidates": len(hits),
+                 "sample": [excerpt(e["text"], SAMPLE_UNITS) for e in hits[:SAMPLE_SIZE]]})
+        return hits[0]
+
+    def _reresolve(self, track: str, scope: str, match: str, ctx: Context,
+                   expected: Entry) -> Entry:
+        """MEM-WRT-004: the approved target, unchanged, or STALE_WRITE."""
+        try:
+            current: Entry | None = self._resolve(track, scope, match, ctx)
+        except MemoryProtocolError:
+            current = None
+        if current is None or current["id"] != expected["id"] \
+                or current["version"] != expected["version"]:
+            rows = self.store.entries("WHERE id = ?", (expected["id"],))
+            actual = rows[0]["version"] if rows else None
+            raise MemoryProtocolError(
+                "STALE_WRITE", f"entry {expected['id']} changed after it was approved (version "
+                f"{expected['version']} approved, now {actual}); nothing was changed, review "
+                "and retry", {"entryId": expected["id"], "expectedVersion": expected["version"],
+                              "actualVersion": actual})
+        return current
+
+    def _check_budget(self, additions: dict[tuple[str, str], int]) -> None:
+        """MEM-BUD-003/004 against the current store-wide usage; never refuses a shrink."""
+        usage = self.store.bucket_usage()
+        for bucket in BUCKETS:
+            addition = additions.get(bucket)
+            if addition is None or addition <= 0:
+                continue
+            used = usage.get(bucket, 0)
+            limit = self.limits[bucket]
+            if used + addition > limit:
+                track, scope = bucket
+                raise MemoryProtocolError(
+                    "BUDGET_EXCEEDED",
+                    f"memory budget exceeded: {track}/{scope} at {used}/{limit} units, this "
+                    f"write needs {used + addition} units; consolidate or remove entries, then "
+                    "retry", {"track": track, "scope": scope, "used": used, "limit": limit,
+                              "needed": used + addition})
+
+    def _usage_row(self, track: str, scope: str) -> dict[str, Any]:
+        used = self.store.bucket_usage().get((track, scope), 0)
+        return {"track": track, "scope": scope, "used": used, "limit": self.limits[(track, scope)]}
+
+    # -- approval and commit -------------------------------------------------------------------
+
+    def _approve(self, op: str, ctx: Context, payload: dict[str, Any], write: dict[str, Any],
+                 lookup_source: str | None, lookup_bucket: str | None) -> Decision:
+        decision = approval.decide(self.policy, self.gate, ctx, payload, write, lookup_source,
+                                   lookup_bucket)
+        if not decision.approved:
+            with self.store.transaction():
+                self._audit(f"{op}-denied", ctx, payload=payload, outcome=decision.label)
+            raise MemoryProtocolError(
+                "WRITE_DENIED", f"the memory write was not approved (outcome {decision.outcome}); "
+                "nothing was changed", {"outcome": decision.outcome})
+        return decision
+
+    def _commit(self, op: str, ctx: Context, payload: dict[str, Any], decision: Decision,
+                apply: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        try:
+            with self.store.transaction():
+                return apply()
+        except MemoryProtocolError as exc:
+            if exc.code in ("STORE_BUSY", "STORE_CORRUPT"):
+                raise
+            with self.store.transaction():
+                self._audit(f"{op}-failed", ctx, payload=payload,
+                            outcome=f"{decision.label}; not applied: {exc.code}")
+            raise
+
+    def _audit(self, action: str, ctx: Context, *, payload: dict[str, Any] | None = None,
+               entry: Entry | None = None, outcome: str, text: str | None = None,
+               track: str | None = None, scope: str | None = None, source: str | None = None,
+               entry_ids: list[str] | None = None) -> None:
+        if payload is not None:
+            track = track or _real(payload["track"])
+            scope = scope or _real(payload["scope"])
+            text = payload["text"] if text is None else text
+            source = source or payload.get("source") or DEFAULT_SOURCE
+        if entry is not None:
+            track, scope = entry["track"], entry["scope"]
+            text = entry["text"] if text is None else text
+            source = entry["source"]
+        self.store.audit({
+            "ts": self.clock(), "action": action, "track": track, "scope": scope,
+            "entryId": entry["id"] if entry is not None else None, "text": text,
+            "outcome": outcome, "source": source, "sessionId": ctx.session_id,
+            "entry": entry, "entryIds": entry_ids,
+        })
+
+    def _insert(self, new: NewEntry, ctx: Context, now: int) -> Entry:
+        entry: Entry = {
+            "id": self.ids(), "track": new.track, "scope": new.scope,
+            "workspaceKey": new.workspace_key, "agentKey": new.agent_key, "text": new.text,
+            "source": new.source, "tags": list(new.tags), "version": 1, "createdAt": now,
+            "updatedAt": now, "lastRecalled": None, "recallCount": 0,
+            "sessionId": ctx.session_id,
+        }
+        self.store.insert(entry)
+        return entry
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def add(self, input: Any, write: Any) -> dict[str, Any]:
+        ctx = self._context(write)
+        new = new_entry(input, ctx)
+        bucket = (new.track, new.scope)
+        additions = {bucket: units(new.text)}
+        self._check_budget(additions)
+        payload = approval.payload("add", new.track, new.scope, new.text, source=new.source,
+                                   targets=[])
+        decision = self._approve("add", ctx, payload, write, new.source,
+                                 f"{new.track}/{new.scope}")
+
+        def apply() -> dict[str, Any]:
+            self._check_budget(additions)
+            entry = self._insert(new, ctx, self.clock())
+            self._audit("add", ctx, entry=entry, outcome=decision.label)
+            return {"entry": entry, "usage": self._usage_row(*bucket)}
+
+        return self._commit("add", ctx, payload, decision, apply)
+
+    def replace(self, input: Any, write: Any) -> dict[str, Any]:
+        ctx = self._context(write)
+        data = _object(input)
+        check_keys(data, {"track", "scope", "match", "text", "tags", "source"})
+        track, scope = check_bucket(data)
+        match = check_match(data.get("match"), "/match")
+        text = check_text(data.get("text"), "/text")
+        tags = None if data.get("tags") is None else normalise_tags(data["tags"], "/tags")
+        source = check_source(data.get("source"), "/source")
+        target = self._resolve(track, scope, match, ctx)
+        self._check_budget({(track, scope): units(text) - units(target["text"])})
+        payload = approval.payload("replace", track, scope,
+                                   approval.replace_text(target["text"], text), source=source,
+                                   targets=[_ref(target)])
+        decision = self._approve("replace", ctx, payload, write, source, f"{track}/{scope}")
+
+        def apply() -> dict[str, Any]:
+            current = self._reresolve(track, scope, match, ctx, target)
+            self._check_budget({(track, scope): units(text) - units(current["text"])})
+            updated = {**current, "text": text, "version": current["version"] + 1,
+                       "updatedAt": max(self.clock(), current["updatedAt"]),
+                       "sessionId": ctx.session_id}
+            if tags is not None:
+                updated["tags"] = tags
+            self.store.update(updated)
+            self._audit("replace", ctx, entry=updated, outcome=decision.label)
+            return {"previous": current, "entry": updated, "usage": self._usage_row(track, scope)}
+
+        return self._commit("replace", ctx, payload, decision, apply)
+
+    def remove(self, input: Any, write: Any) -> dict[str, Any]:
+        ctx = self._context(write)
+        data = _object(input)
+        check_keys(data, {"track", "scope", "match"})
+        track, scope = check_bucket(data)
+        match = check_match(data.get("match"), "/match")
+        target = self._resolve(track, scope, match, ctx)
+        payload = approval.payload("remove", track, scope, target["text"],
+                                   source=target["source"], targets=[_ref(target)])
+        decision = self._approve("remove", ctx, payload, write, target["source"],
+                                 f"{track}/{scope}")
+
+        def apply() -> dict[str, Any]:
+            current = self._reresolve(track, scope, match, ctx, target)
+            self.store.delete(current["id"])
+            self._audit("remove", ctx, entry=current, outcome=decision.label)
+            return {"entry": current, "usage": self._usage_row(track, scope)}
+
+        return self._commit("remove", ctx, payload, decision, apply)
+
+    def consolidate(self, input: Any, write: Any) -> dict[str, Any]:
+        ctx = self._context(write)
+        data = _object(input)
+        check_keys(data, {"track", "scope", "matches", "text", "tags", "source"})
+        track, scope = check_bucket(data)
+        matches = data.get("matches")
+        if not isinstance(matches, list) or not 1 <= len(matches) <= MAX_CONSOLIDATE:
+            raise invalid("/matches", f"matches must be an array of 1 to {MAX_CONSOLIDATE} "
+                                      "non-empty strings")
+        for index, match in enumerate(matches):
+            check_match(match, f"/matches/{index}")
+        text = check_text(data.get("text"), "/text")
+        tags = normalise_tags(data.get("tags"), "/tags")
+        source = check_source(data.get("source"), "/source")
+        targets = [self._resolve(track, scope, m, ctx) for m in matches]
+        seen: dict[str, int] = {}
+        for index, target in enumerate(targets):
+            if target["id"] in seen:
+                raise invalid(f"/matches/{index}", f"resolves to the same entry as "
+                                                   f"/matches/{seen[target['id']]}")
+            seen[target["id"]] = index
+        layers = {(t["agentKey"], t["workspaceKey"]) for t in targets}
+        if len(layers) > 1:
+            raise invalid("/matches", "consolidated entries must share one agentKey and "
+                                      "workspaceKey")
+        agent, workspace = next(iter(layers))
+        removed_units = sum(units(t["text"]) for t in targets)
+        self._check_budget({(track, scope): units(text) - removed_units})
+        payload = approval.payload(
+            "consolidate", track, scope,
+            approval.consolidate_text(matches, [t["text"] for t in targets], text),
+            source=source, targets=[_ref(t) for t in targets])
+        decision = self._approve("consolidate", ctx, payload, write, source, f"{track}/{scope}")
+        new = NewEntry(track, scope, text, tuple(tags), source, workspace, agent)
+
+        def apply() -> dict[str, Any]:
+            current = [self._reresolve(track, scope, m, ctx, t)
+                       for m, t in zip(matches, targets, strict=True)]
+            self._check_budget({(track, scope): units(text) - sum(units(c["text"])
+                                                                   for c in current)})
+            for entry in current:
+                self.store.delete(entry["id"])
+                self._audit("consolidate-remove", ctx, entry=entry, outcome=decision.label)
+            merged = self._insert(new, ctx, self.clock())
+            self._audit("consolidate-add", ctx, entry=merged, outcome=decision.label)
+            return {"removed": current, "entry": merged, "usage": self._usage_row(track, scope)}
+
+        return self._commit("consolidate", ctx, payload, decision, apply)
+
+    def seed(self, entries: Any, write: Any) -> dict[str, Any]:
+        ctx = self._context(write)
+        if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_SEED:
+            raise invalid("/", f"seed takes an array of 1 to {MAX_SEED} entry inputs")
+        news = [new_entry(item, ctx, f"/{index}") for index, item in enumerate(entries)]
+        additions: dict[tuple[str, str], int] = {}
+        for new in news:
+            key = (new.track, new.scope)
+            additions[key] = additions.get(key, 0) + units(new.text)
+        self._check_budget(additions)
+        buckets = {(n.track, n.scope) for n in news}
+        sources = {n.source for n in news}
+        track, scope = next(iter(buckets)) if len(buckets) == 1 else ("batch", "batch")
+        common_source = next(iter(sources)) if len(sources) == 1 else None
+        payload = approval.payload(
+            "seed", track, scope, approval.seed_text([(n.track, n.scope, n.text) for n in news]),
+            source=common_source, targets=[], count=len(news))
+        decision = self._approve("seed", ctx, payload, write, common_source,
+                                 f"{track}/{scope}" if len(buckets) == 1 else None)
+
+        def apply() -> dict[str, Any]:
+            self._check_budget(additions)
+            self._audit("seed", ctx, payload=payload, outcome=decision.label)
+            now = self.clock()
+            inserted = []
+            for new in news:
+                entry = self._insert(new, ctx, now)
+                self._audit("add", ctx, entry=entry, outcome=decision.label)
+                inserted.append(entry)
+            return {"added": len(inserted), "entries": inserted}
+
+        return self._commit("seed", ctx, payload, decision, apply)
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def query(self, filter: Any = None, opts: Any = None) -> dict[str, Any]:
+        """MEM-QRY-001..005."""
+        data = {} if filter is None else _object(filter)
+        check_keys(data, {"track", "scope", "text", "limit"})
+        options = {} if opts is None else _object(opts, "/opts")
+        check_keys(options, {"reader", "recall"}, "/opts")
+        conditions, params = [], []
+        for key, allowed in (("track", ("user", "agent")), ("scope", ("user-global",
+                                                                       "workspace"))):
+            if data.get(key) is not None:
+                if data[key] not in allowed:
+                    raise invalid(f"/{key}", f"{key} must be one of {', '.join(allowed)}")
+                conditions.append(f"{key} = ?")
+                params.append(data[key])
+        text = data.get("text")
+        if text is not None and not isinstance(text, str):
+            raise invalid("/text", "text must be a string")
+        limit = data.get("limit", DEFAULT_QUERY_LIMIT)
+        if limit is None:
+            limit = DEFAULT_QUERY_LIMIT
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise invalid("/limit", "limit must be a positive integer")
+        limit = min(limit, MAX_QUERY_LIMIT)
+        reader = None
+        if options.get("reader") is not None:
+            reader = self._context(options["reader"])
+        recall = options.get("recall", False)
+        if not isinstance(recall, bool):
+            raise invalid("/opts/recall", "recall must be a boolean")
+        if recall and (reader is None or reader.session_id is None):
+            raise invalid("/opts/reader", "a recall needs a reader with a session id")
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        rows = self.store.entries(where, tuple(params))
+        if text:
+            needle = fold(text)
+            rows = [e for e in rows if needle in fold(e["text"])]
+        if reader is not None:
+            rows = [e for e in rows if visible(e, reader.workspace, reader.agent)]
+        rows.sort(key=lambda e: (-e["recallCount"], -e["updatedAt"], e["id"]))
+        page = rows[:limit]
+        if recall and reader is not None and page:
+            now = self.clock()
+            with self.store.transaction():
+                for entry in page:
+                    self.store.conn.execute(
+                        "UPDATE entries SET recall_count = recall_count + 1, last_recalled = ? "
+                        "WHERE id = ?", (now, entry["id"]))
+                    entry["recallCount"] += 1
+                    entry["lastRecalled"] = now
+                self._audit("recalled", reader, outcome="ok", text=text or None,
+                            track=data.get("track"), scope=data.get("scope"),
+                            source=DEFAULT_SOURCE, entry_ids=[e["id"] for e in page])
+        return {"entries": page, "total": len(rows), "truncated": len(rows) > len(page)}
+
+    def budgets(self) -> list[dict[str, Any]]:
+        """MEM-BUD-005."""
+        usage = self.store.bucket_usage()
+        return [{"track": t, "scope": s, "used": usage.get((t, s), 0),
+                 "limit": self.limits[(t, s)]} for t, s in BUCKETS]
+
+    def list_entries(self) -> list[Entry]:
+        return self.store.entries("ORDER BY created_at, id")
+
+    def audit_list(self, limit: int = 100) -> list[dict[str, Any]]:
+        """MEM-AUD-003: newest first."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise invalid("/limit", "limit must be an integer from 1 to 1000")
+        return self.store.audit_rows(limit=limit)
+
+    def snapshot(self, write: Any) -> str:
+        """MEM-SNP-001: rendered once per session id, then the same bytes from the ledger."""
+        ctx = self._context(write)
+        if ctx.session_id is None:
+            raise invalid("/agent/session/id", "a snapshot needs the session id")
+        frozen = self._frozen(ctx.session_id)
+        if frozen is not None:
+            return frozen
+        entries = [e for e in self.store.entries("ORDER BY created_at, id")
+                   if visible(e, ctx.workspace, ctx.agent)]
+        text = snapshot.render(entries, self.budgets())
+        with self.store.transaction():
+            frozen = self._frozen(ctx.session_id)
+            if frozen is not None:
+                return frozen
+            self._audit("snapshot", ctx, outcome="ok", text=text, source=DEFAULT_SOURCE)
+        return text
+
+    def _frozen(self, session_id: str) -> str | None:
+        rows = self.store.audit_rows("WHERE action = 'snapshot' AND session_id = ?",
+                                     (session_id,), order="ORDER BY seq ASC", limit=1)
+        return str(rows[0]["text"]) if rows else None
+
+    def export(self) -> dict[str, Any]:
+        """MEM-EXP-001."""
+        return export_envelope(self.list_entries(), self.budgets(), self.clock())
+
+    def import_envelope(self, envelope: Any, write: Any) -> dict[str, Any]:
+        """MEM-EXP-002/003: validated, then seeded (keeps content, resets identity)."""
+        self._context(write)
+        return self.seed(envelope_entries(envelope), write)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _ref(entry: Entry) -> dict[str, Any]:
+    return {"id": entry["id"], "version": entry["version"]}
+
+
+def _real(value: str) -> str | None:
+    return None if value == "batch" else value
+
+
+def _object(value: Any, field: str = "/") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise invalid(field, "must be an object")
+    return value
+
+
+def open_provider(db_path: str | Path | None = None, *, budgets: dict[str, Any] | None = None,
+                  gate: Gate | None = None, clock: Clock | None = None,
+                  ids: IdFactory | None = None, write_policy: str = "ask",
+                  write_policies: dict[str, str] | None = None,
+                  audit_retention_days: int = 0) -> Provider:
+    """Open (creating or migrating) a store and wrap it in the protocol pipeline."""
+    limits = _limits(budgets)
+    policy = Policy.build(write_policy, write_policies)
+    if isinstance(audit_retention_days, bool) or not isinstance(audit_retention_days, int) \
+            or audit_retention_days < 0:
+        raise invalid("/auditRetentionDays", "must be a non-negative integer")
+    store = open_store(db_path if db_path is not None else default_path())
+    provider = Provider(store, limits=limits, gate=gate, policy=policy,
+                        clock=clock or _system_clock, ids=ids or _uuid4)
+    if audit_retention_days > 0:
+        cutoff = provider.clock() - audit_retention_days * 86_400_000
+        with store.transaction():
+            store.conn.execute("DELETE FROM audit WHERE ts < ?", (cutoff,))
+    return provider
