@@ -35,9 +35,15 @@ class Checks:
         )
 
 
-# The lowest level whose checks can report each problem code.
+# The lowest level whose checks can report each problem code. Reading problems ("decode"
+# problems: the input cannot be read at all) fail every level, so they count as append.
 _CODE_LEVEL_PREFIXES: tuple[tuple[str, Level], ...] = (
     ("JSON_", Level.APPEND),
+    ("ENVELOPE_NOT_OBJECT", Level.APPEND),
+    ("CHUNK_ROW_", Level.APPEND),
+    ("ZSTD_", Level.APPEND),
+    ("IO_ERROR", Level.APPEND),
+    ("INPUT_FORMAT_", Level.APPEND),
     ("LEGACY_REQUEST_HEADER", Level.APPEND),
     ("SEQ_", Level.APPEND),
     ("SURFACE_", Level.APPEND),

@@ -130,7 +130,7 @@ class LogReader:
                     self.result.committed_bytes = end
                     continue
             # SES-FILE-008: a final fragment without newline was never committed.
-            if not terminated and (self.tolerate or self.result.form == FORM_DSH_JSONL):
+            if not terminated:
                 fragment = True
                 if issue is None:
                     issue_line = number
