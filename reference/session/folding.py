@@ -17,6 +17,7 @@ from .levels import Checks
 from .pipeline import SessionChecker, run
 from .reader import Located, LogReader, TornTail
 from .surface import Replacement, derive_messages
+from .validation import with_session_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,16 +72,7 @@ def fold_path(path: str | Path, *, repair: bool = True, session_id: str | None =
               stdin: BinaryIO | None = None) -> FoldReport:
     reader = LogReader(path, tolerate_torn_tail=True, stdin=stdin)
     checker = SessionChecker(_checks(repair))
-    problem: Problem | None = None
-    try:
-        items = iter(reader)
-        first = next(items, None)
-        header = reader.result.header
-        checker.session_id = session_id or (str(header["id"]) if header else "session")
-        if first is not None:
-            problem = run(checker, _chain(first, items))
-    except ProblemError as exc:
-        problem = exc.problem
+    problem = run(checker, with_session_id(reader, checker, session_id))
     return _report(str(path), checker, problem, repair, reader.result.torn,
                    reader.result.header)
 
@@ -88,7 +80,7 @@ def fold_path(path: str | Path, *, repair: bool = True, session_id: str | None =
 def fold_events(events: Iterable[Any], *, repair: bool = True,
                 session_id: str = "session") -> FoldReport:
     checker = SessionChecker(_checks(repair), session_id=session_id)
-    problem = run(checker, (Located(line=0, event=e) for e in events))
+    problem = run(checker, (Located(line=None, event=e) for e in events))
     return _report("<memory>", checker, problem, repair, None, None)
 
 
@@ -117,11 +109,6 @@ def _report(path: str, checker: SessionChecker, problem: Problem | None, repair:
     )
 
 
-def _chain(first: Located, rest: Iterable[Located]) -> Iterable[Located]:
-    yield first
-    yield from rest
-
-
 @dataclass(frozen=True, slots=True)
 class LoadReport:
     """The events a loader ends up with: torn tail dropped, legacy shapes normalised,
@@ -141,17 +128,8 @@ def load_path(path: str | Path, *, session_id: str | None = None,
               stdin: BinaryIO | None = None) -> LoadReport:
     reader = LogReader(path, tolerate_torn_tail=True, stdin=stdin)
     checker = SessionChecker(_checks(True), kept=[])
-    problem: Problem | None = None
-    try:
-        items = iter(reader)
-        first = next(items, None)
-        header = reader.result.header
-        checker.session_id = session_id or (str(header["id"]) if header else "session")
-        if first is not None:
-            problem = run(checker, _chain(first, items))
-        closers = [] if problem else checker.close()
-    except ProblemError as exc:
-        problem = exc.problem
+    problem = run(checker, with_session_id(reader, checker, session_id))
+    closers = [] if problem else checker.close()
     if problem is not None:
         return LoadReport(path=str(path), errors=(problem,))
     return LoadReport(path=str(path), events=tuple(checker.kept or ()), closers=len(closers))
@@ -159,7 +137,7 @@ def load_path(path: str | Path, *, session_id: str | None = None,
 
 def load_events(events: Iterable[Any], *, session_id: str = "session") -> LoadReport:
     checker = SessionChecker(_checks(True), session_id=session_id, kept=[])
-    problem = run(checker, (Located(line=0, event=e) for e in events))
+    problem = run(checker, (Located(line=None, event=e) for e in events))
     if problem is not None:
         return LoadReport(path="<memory>", errors=(problem,))
     closers = checker.close()

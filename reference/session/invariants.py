@@ -27,12 +27,12 @@ class EnclosureTrace:
 
     def push(self, event: Event) -> None:
         """Check one event against the trace and advance it (raises on violation)."""
-        problem = self._check(event)
+        problem = self.check(event)
         if problem is not None:
             raise problem
-        self._advance(event)
+        self.advance(event)
 
-    def _check(self, event: Event) -> ProblemError | None:
+    def check(self, event: Event) -> ProblemError | None:
         kind = event["type"]
         data = event.get("data")
         d: dict[str, Any] = data if isinstance(data, dict) else {}
@@ -102,7 +102,7 @@ class EnclosureTrace:
                         f"{_s(self.open_turn)}/step {_s(self.open_step)}", pointer="/data")
         return None
 
-    def _advance(self, event: Event) -> None:
+    def advance(self, event: Event) -> None:
         kind = event["type"]
         data = event.get("data")
         d: dict[str, Any] = data if isinstance(data, dict) else {}

@@ -20,13 +20,21 @@ from .checks import (
     refuse_header_fallback,
 )
 from .invariants import EnclosureTrace
-from .levels import Checks
+from .levels import Checks, Level, level_of
 from .reader import Located
 from .repair import RepairTracker
 from .surface import SurfaceFold
 from .vocabulary import KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES
 
 Event = dict[str, Any]
+
+
+class EventProblem(ProblemError):
+    """The problem reported for one event, with the lowest level any of its problems has."""
+
+    def __init__(self, problem: Problem, level: Level) -> None:
+        super().__init__(problem)
+        self.level = level
 
 
 @dataclass
@@ -42,55 +50,91 @@ class SessionChecker:
     def push(self, event: Any, *, line: int | None = None) -> None:
         """Check and absorb one event; raises :class:`ProblemError` located at seq and line."""
         seq = event.get("seq") if isinstance(event, dict) else None
-        seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+        if type(seq) is not int or seq < 0:
+            seq = self.fold.next_seq  # a broken seq is reported by the event's position
         try:
             self._push(event)
+        except EventProblem as exc:
+            raise EventProblem(exc.problem.located(seq=seq, line=line), exc.level) from None
         except ProblemError as exc:
             raise ProblemError(exc.problem.located(seq=seq, line=line)) from None
-        self.count += 1
+        finally:
+            self.count += 1
 
-    def _push(self, event: Any) -> None:
-        # The order follows DSH's seed constructor, so the first problem reported matches.
-        if not isinstance(event, dict):
+    def _push(self, raw: Any) -> None:
+        """Run every check of the level on one event.
+
+        Each state machine (surface, enclosure) absorbs the event only if its own check passed,
+        so a refused event cannot cause a cascade of follow-on problems. Of the event's
+        problems, the first in DSH's order of checks is reported, marked with the lowest level
+        any of them belongs to (SES-LVL-005).
+        """
+        if not isinstance(raw, dict):
+            self.fold.skip(None)
             raise fail("ENVELOPE_NOT_OBJECT", "SES-ENV-001", "an event must be a JSON object")
         checks = self.checks
+        found: list[ProblemError | None] = []
+        event = raw
         if checks.storage:
-            for problem in (refuse_header_delta(event), legacy.refuse_retired(event),
-                            refuse_header_fallback(event)):
-                if problem is not None:
-                    raise problem
-            event = legacy.normalise(event, self.session_id, self._message_id_of)
-        problem = refuse_header_delta(event)
-        if problem is None and checks.envelope_and_shapes:
-            problem = check_envelope(event) or self._shape(event)
-        problem = problem or refuse_header_fallback(event)
-        if problem is not None:
-            raise problem
-        if checks.storage:
-            self._refuse_unknown(event)
-        plan = self.fold.check(event)
+            # DSH's loader: retired shapes, legacy migration, message shapes, vocabulary, then
+            # the seed constructor's envelope and surface checks.
+            found += [refuse_header_delta(raw), legacy.refuse_retired(raw),
+                      refuse_header_fallback(raw)]
+            try:
+                event = legacy.normalise(raw, self.session_id, self._message_id_of)
+            except ProblemError as exc:
+                found.append(exc)
+            found += [self._message_shape(event), self._unknown(event), check_envelope(event),
+                      self._shape(event)]
+        else:
+            found.append(refuse_header_delta(event))
+            if checks.envelope_and_shapes:
+                found += [check_envelope(event), self._shape(event)]
+            found.append(refuse_header_fallback(event))
+        problems = [p for p in found if p is not None]
+        if any(p.problem.code.startswith("ENVELOPE_") for p in problems):
+            self.fold.skip(event.get("seq"))  # the envelope problem explains any seq problem
+        else:
+            try:
+                plan = self.fold.check(event)
+            except ProblemError as exc:
+                problems.append(exc)
+                self.fold.skip(event.get("seq"))
+            else:
+                self.fold.apply(event, plan)
         if checks.invariants:
-            self.trace.push(event)
-        self.fold.apply(event, plan)
+            enclosure = self.trace.check(event)
+            if enclosure is None:
+                self.trace.advance(event)
+            else:
+                problems.append(enclosure)
         self.tracker.push(event)
+        if problems:
+            first = problems[0]
+            lowest = min((level_of(p.problem.code) for p in problems), key=lambda lv: lv.rank)
+            raise EventProblem(first.problem, lowest)
         if self.kept is not None:
             self.kept.append(event)
 
+    def _message_shape(self, event: Event) -> ProblemError | None:
+        return check_message_shape(event) if event.get("type") in SURFACE_EVENT_TYPES else None
+
     def _shape(self, event: Event) -> ProblemError | None:
-        kind = event["type"]
+        kind = event.get("type")
         if kind in SURFACE_EVENT_TYPES:
             return check_message_shape(event)
         if kind == "request/header":
             return check_request_header_shape(event)
         return None
 
-    def _refuse_unknown(self, event: Event) -> None:
+    def _unknown(self, event: Event) -> ProblemError | None:
         kind = event.get("type")
         if kind not in KNOWN_EVENT_TYPES and event.get("ignorable") is not True:
-            raise fail("UNKNOWN_EVENT_TYPE", "SES-UNK-002",
+            return fail("UNKNOWN_EVENT_TYPE", "SES-UNK-002",
                        f'event type "{kind}" is unknown to this reader and not marked ignorable; '
                        "refusing to interpret the log (it was likely written by a newer harness)",
                        pointer="/type")
+        return None
 
     def _message_id_of(self, seq: int) -> str | None:
         if not self.fold.is_current(seq):
@@ -114,10 +158,48 @@ class SessionChecker:
 
 
 def run(checker: SessionChecker, located: Iterable[Located]) -> Problem | None:
-    """Feed a whole log; returns the first problem (errors as values) or None."""
+    """Feed a whole log, stopping at the first problem (errors as values)."""
     try:
         for item in located:
             checker.push(item.event, line=item.line)
     except ProblemError as exc:
         return exc.problem
     return None
+
+
+MAX_PROBLEMS = 100
+
+
+def run_all(checker: SessionChecker,
+            located: Iterable[Located]) -> tuple[list[Problem], Level | None]:
+    """Feed a whole log and keep every problem of the lowest failing level (SES-LVL-005).
+
+    Problems of higher levels than one already found are not kept; a problem of a lower level
+    replaces them. A problem raised while reading ends the run (nothing after it can be read).
+    """
+    kept: list[Problem] = []
+    lowest: Level | None = None
+    iterator = iter(located)
+    while True:
+        try:
+            item = next(iterator, None)
+        except ProblemError as exc:
+            problem = exc.problem
+            level = level_of(problem.code)
+            if lowest is None or level.rank < lowest.rank:
+                kept, lowest = [problem], level
+            elif level is lowest:
+                kept.append(problem)
+            break
+        if item is None:
+            break
+        try:
+            checker.push(item.event, line=item.line)
+        except ProblemError as exc:
+            problem = exc.problem
+            level = exc.level if isinstance(exc, EventProblem) else level_of(problem.code)
+            if lowest is None or level.rank < lowest.rank:
+                kept, lowest = [problem], level
+            elif level is lowest and len(kept) < MAX_PROBLEMS:
+                kept.append(problem)
+    return kept, lowest

@@ -13,6 +13,7 @@ uncommitted tail that a loader drops. Without it every line must be a good recor
 from __future__ import annotations
 
 import io
+import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from .chunk_rows import decode_record
 from .header import check_header, is_header_candidate, refuse_foreign_version
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_BOM = b"\xef\xbb\xbf"
+RawLine = tuple[int, bytes, bool, int, bool]
 _CHUNK = 1 << 16
 
 FORM_DSH_JSONL = "dsh-jsonl"
@@ -62,7 +65,7 @@ class ReadResult:
 
 @dataclass(frozen=True, slots=True)
 class Located:
-    line: int
+    line: int | None
     event: Any
 
 
@@ -114,16 +117,17 @@ class LogReader:
         for item in value:
             for event in decode_record(item):
                 self.result.events += 1
-                yield Located(line=1, event=event)
+                yield Located(line=None, event=event)
 
-    def _read_lines(self, lines: Iterator[tuple[int, bytes, bool, int]]) -> Iterator[Located]:
-        """``lines`` yields (line number, raw bytes without newline, terminated, end offset)."""
+    def _read_lines(self, lines: Iterator[RawLine]) -> Iterator[Located]:
+        """``lines`` yields (line number, raw bytes without newline, terminated, end offset,
+        whether the line lies inside a complete zstd frame)."""
         issue: Problem | None = None
         issue_line = 0
         dropped = 0
         fragment = False
         expected = 0
-        for number, raw, terminated, end in lines:
+        for number, raw, terminated, end, framed in lines:
             if number == 1:
                 header = self._first_line(raw, terminated)
                 if header is not None:
@@ -138,6 +142,12 @@ class LogReader:
             try:
                 decoded = decode_record(jsoncodec.loads(_decode_utf8(raw, line=number)))
             except ProblemError as exc:
+                if framed:
+                    # A complete frame was written whole: damage inside it is no crash artefact.
+                    raise fail("ZSTD_FRAME_MID_RECORD", "SES-FILE-007",
+                               f"corrupt zstd session log: a complete frame contains a damaged "
+                               f"record at line {number}: {exc.problem.message}",
+                               line=number) from None
                 if not self.tolerate:
                     raise ProblemError(exc.problem.located(line=number)) from None
                 if issue is None:
@@ -167,7 +177,8 @@ class LogReader:
                 expected += 1
                 self.result.events += 1
                 yield Located(line=number, event=event)
-            if self.result.committed_bytes is None or end > self.result.committed_bytes:
+            # Lines recovered from a torn final zstd frame are read but not committed.
+            if framed or not self.result.compressed:
                 self.result.committed_bytes = end
                 self.result.committed_events = expected
         if issue is not None or fragment:
@@ -177,12 +188,12 @@ class LogReader:
 
     def _first_line(self, raw: bytes, terminated: bool) -> dict[str, Any] | None:
         """Recognise a DSH header on line 1; returns it, or None for a bare JSONL log."""
-        if raw.startswith(b"\xef\xbb\xbf"):
+        if raw.startswith(_BOM):
             raise fail("JSON_BOM", "SES-JSON-004",
                        "the file starts with a UTF-8 byte order mark; JSON text must not", line=1)
         try:
-            value = jsoncodec.loads(_decode_utf8(raw, line=1))
-        except ProblemError:
+            value = json.loads(_decode_utf8(raw, line=1))
+        except (ValueError, RecursionError, ProblemError):
             if self.result.compressed:
                 raise fail("FILE_HEADER_NOT_JSON", "SES-FILE-001",
                            "corrupt session log: header line is not valid JSON",
@@ -195,25 +206,42 @@ class LogReader:
                            line=1)
             return None
         self.result.form = FORM_DSH_JSONL
+        header: dict[str, Any] = value
+        if not self.tolerate:
+            return header  # below the load level the header is set aside, not judged
         if not terminated:
             raise fail("FILE_HEADER_MISSING", "SES-FILE-001",
                        "empty or header-less session log: the header line is not terminated "
                        "by a newline", line=1)
-        for problem in (refuse_foreign_version(value), check_header(value)):
+        for problem in (refuse_foreign_version(value), _lossless_header(raw),
+                        check_header(value)):
             if problem is not None:
                 raise ProblemError(problem.problem.located(line=1))
-        header: dict[str, Any] = value
         self.result.header = header
         return header
 
 
+def _lossless_header(raw: bytes) -> ProblemError | None:
+    """A header number written as -0 (or non-finite) is not a valid header field."""
+    try:
+        jsoncodec.loads(raw.decode("utf-8"))
+    except ProblemError as exc:
+        return fail("FILE_HEADER_INVALID", "SES-FILE-002",
+                    f"session header is not lossless JSON: {exc.problem.message}")
+    return None
+
+
 def _committed(issue: Problem) -> ProblemError:
-    code = "FILE_COMMITTED_SEQ_GAP" if issue.code == "FILE_COMMITTED_SEQ_GAP" else \
-        "FILE_COMMITTED_UNPARSABLE"
-    what = "seq gap" if code == "FILE_COMMITTED_SEQ_GAP" else "unparsable event"
+    if issue.code in ("FILE_COMMITTED_SEQ_GAP", "CHUNK_ROW_MALFORMED"):
+        code = issue.code
+    else:
+        code = "FILE_COMMITTED_UNPARSABLE"
+    what = {"FILE_COMMITTED_SEQ_GAP": "seq gap", "CHUNK_ROW_MALFORMED": "malformed chunk row"}.get(
+        code, "unparsable event")
     message = (f"corrupt session log: {what} in the committed region at line {issue.line} "
                f"(a later line records a turn/end): {issue.message}")
-    return ProblemError(Problem(code=code, message=message, requirement="SES-FILE-009",
+    requirement = "SES-FILE-005" if code == "CHUNK_ROW_MALFORMED" else "SES-FILE-009"
+    return ProblemError(Problem(code=code, message=message, requirement=requirement,
                                 line=issue.line, pointer=issue.pointer))
 
 
@@ -222,6 +250,9 @@ def _has_turn_end(events: list[Any]) -> bool:
 
 
 def _decode_utf8(raw: bytes, *, line: int) -> str:
+    if raw.startswith(_BOM):
+        raise fail("JSON_BOM", "SES-JSON-004",
+                   "the line starts with a UTF-8 byte order mark; JSON text must not", line=line)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -237,17 +268,17 @@ def _peek(stream: BinaryIO, size: int) -> bytes:
     raise TypeError("stream must be buffered")
 
 
-def _plain_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes, bool, int]]:
+def _plain_lines(stream: BinaryIO) -> Iterator[RawLine]:
     offset = 0
     for number, raw in enumerate(stream, start=1):
         offset += len(raw)
         if raw.endswith(b"\n"):
-            yield number, raw[:-1], True, offset
+            yield number, raw[:-1], True, offset, False
         else:
-            yield number, raw, False, offset
+            yield number, raw, False, offset, False
 
 
-def _zstd_lines(stream: BinaryIO, result: ReadResult) -> Iterator[tuple[int, bytes, bool, int]]:
+def _zstd_lines(stream: BinaryIO, result: ReadResult) -> Iterator[RawLine]:
     """Lines of a concatenation of zstd frames (SES-FILE-007).
 
     Offsets are compressed-file offsets of the end of the frame that completes a line, so a
@@ -283,9 +314,13 @@ def _zstd_lines(stream: BinaryIO, result: ReadResult) -> Iterator[tuple[int, byt
                     raise fail("ZSTD_FRAME_MID_RECORD", "SES-FILE-007",
                                f"zstd frame ending at byte {consumed} ends in the middle of a "
                                "record")
+                if frame_start == 0 and len(frame_lines) != 1:
+                    raise fail("ZSTD_CORRUPT", "SES-FILE-007",
+                               "corrupt zstd session log: the first frame is not exactly the "
+                               f"header line (it holds {len(frame_lines)} lines)")
                 for line in frame_lines:
                     number += 1
-                    yield number, line, True, consumed
+                    yield number, line, True, consumed, frame_start > 0
                 frame_lines = []
                 frame_start = consumed
                 obj = decompressor.decompressobj()
@@ -299,12 +334,12 @@ def _zstd_lines(stream: BinaryIO, result: ReadResult) -> Iterator[tuple[int, byt
         result.notes.append(f"incomplete final zstd frame at byte {frame_start}")
         for line in frame_lines:
             number += 1
-            yield number, line, True, frame_start
+            yield number, line, True, frame_start, False
         number += 1
-        yield number, pending, False, frame_start
+        yield number, pending, False, frame_start, False
     elif pending:
         number += 1
-        yield number, pending, False, consumed
+        yield number, pending, False, consumed, False
 
 
 def open_bytes(data: bytes) -> BinaryIO:

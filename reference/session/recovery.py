@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..problems import Problem, ProblemError, fail
+from ..problems import Problem, fail
 from .levels import Checks
 from .pipeline import SessionChecker, run
 from .reader import FORM_JSON_ARRAY, LogReader, TornTail
+from .validation import with_session_id
 from .writer import append_events, truncate
 
 
@@ -43,14 +44,7 @@ class RepairReport:
 def repair_path(path: str | Path, *, write: bool = False) -> RepairReport:
     reader = LogReader(path, tolerate_torn_tail=True)
     checker = SessionChecker(Checks(envelope_and_shapes=True, invariants=False, storage=True))
-    try:
-        items = iter(reader)
-        first = next(items, None)
-        if reader.result.header is not None:
-            checker.session_id = str(reader.result.header["id"])
-        problem = run(checker, [first, *items]) if first is not None else None
-    except ProblemError as exc:
-        problem = exc.problem
+    problem = run(checker, with_session_id(reader, checker, None))
     if problem is not None:
         return RepairReport(path=str(path), torn=reader.result.torn, errors=(problem,))
     closers = tuple(checker.closers())

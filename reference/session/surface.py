@@ -123,6 +123,14 @@ class SurfaceFold:
             self._check_tool_rewrite(event, shadowed)
         return _Plan(seq=seq, start_index=start_index, shadowed=shadowed, replace=(start, end))
 
+    def skip(self, seq: Any) -> None:
+        """Count a refused event. A well-formed seq resynchronises the expected next seq, so
+        one gap or duplicate is reported once, not for every later event."""
+        if type(seq) is int and seq >= self.base_seq:
+            self._count = seq - self.base_seq + 1
+        else:
+            self._count += 1
+
     def apply(self, event: Event, plan: _Plan | None) -> None:
         self._count += 1
         if plan is None:

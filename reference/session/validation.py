@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..problems import Problem, ProblemError
-from .levels import Checks, Level, level_of
-from .pipeline import SessionChecker, run
+from ..problems import Problem
+from .levels import Checks, Level
+from .pipeline import SessionChecker, run_all
 from .reader import Located, LogReader, TornTail
 
 
@@ -21,15 +21,11 @@ class ValidationReport:
     errors: tuple[Problem, ...]
     torn: TornTail | None = None
     form: str | None = None
+    failed_level: Level | None = None
 
     @property
     def valid(self) -> bool:
         return not self.errors
-
-    @property
-    def failed_level(self) -> Level | None:
-        """The lowest level whose checks the first problem belongs to."""
-        return level_of(self.errors[0].code) if self.errors else None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -57,21 +53,10 @@ def validate_path(path: str | Path, level: Level = Level.LOAD, *, session_id: st
     """Validate a log file (any reader form; ``-`` is stdin)."""
     reader = LogReader(path, tolerate_torn_tail=level is Level.LOAD, stdin=stdin)
     checker = SessionChecker(Checks.for_level(level))
-    try:
-        iterator = iter(reader)
-        first = next(iterator, None)
-        if reader.result.header is not None:
-            checker.session_id = session_id or str(reader.result.header["id"])
-        elif session_id:
-            checker.session_id = session_id
-        problem = None
-        if first is not None:
-            problem = run(checker, _chain(first, iterator))
-    except ProblemError as exc:
-        problem = exc.problem
+    problems, failed = run_all(checker, with_session_id(reader, checker, session_id))
     return ValidationReport(
-        path=str(path), level=level, events=checker.count,
-        errors=(problem,) if problem else (), torn=reader.result.torn, form=reader.result.form,
+        path=str(path), level=level, events=checker.count, errors=tuple(problems),
+        torn=reader.result.torn, form=reader.result.form, failed_level=failed,
     )
 
 
@@ -79,15 +64,19 @@ def validate_events(events: Iterable[Any], level: Level = Level.SEED, *,
                     session_id: str = "session") -> ValidationReport:
     """Validate in-memory events (no file format involved; ``load`` applies its event rules)."""
     checker = SessionChecker(Checks.for_level(level), session_id=session_id)
-    problem = run(checker, (Located(line=0, event=e) for e in events))
-    if problem is not None:
-        problem = Problem(code=problem.code, message=problem.message,
-                          requirement=problem.requirement, seq=problem.seq, line=None,
-                          pointer=problem.pointer, detail=problem.detail)
+    problems, failed = run_all(checker, (Located(line=None, event=e) for e in events))
     return ValidationReport(path="<memory>", level=level, events=checker.count,
-                            errors=(problem,) if problem else ())
+                            errors=tuple(problems), failed_level=failed)
 
 
-def _chain(first: Located, rest: Iterable[Located]) -> Iterable[Located]:
-    yield first
-    yield from rest
+def with_session_id(reader: LogReader, checker: SessionChecker,
+                    session_id: str | None) -> Iterator[Located]:
+    """The reader's events, with the checker's session id taken from the header (or given)
+    before the first event is checked: legacy message ids are built from it."""
+    first = True
+    for item in reader:
+        if first:
+            header = reader.result.header
+            checker.session_id = session_id or (str(header["id"]) if header else "session")
+            first = False
+        yield item
