@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import MemoryProtocolError, invalid
+from .errors import invalid
 from .inputs import Context
 from .text import excerpt
 
@@ -73,8 +73,6 @@ def decide(policy: Policy, gate: Gate | None, ctx: Context, payload: dict[str, A
     if gate is not None:
         try:
             answer = gate(dict(payload), write)
-        except MemoryProtocolError:
-            raise
         except Exception:  # an approver that fails denies: fail closed (MEM-GATE-004)
             answer = "unavailable"
         outcome = answer if isinstance(answer, str) and answer else "unavailable"

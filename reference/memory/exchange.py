@@ -49,6 +49,7 @@ def envelope_entries(envelope: Any) -> list[dict[str, Any]]:
     entries = envelope.get("entries")
     if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_SEED:
         raise invalid("/entries", f"entries must be an array of 1 to {MAX_SEED} entries")
+    _check_schema(envelope)
     out = []
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
@@ -58,3 +59,16 @@ def envelope_entries(envelope: Any) -> list[dict[str, Any]]:
                 raise invalid(f"/entries/{index}/{key}", f"unknown entry field {key!r}")
         out.append({key: entry[key] for key in _KEPT if key in entry})
     return out
+
+
+def _check_schema(envelope: dict[str, Any]) -> None:
+    """The envelope against ``memory/v1/export-envelope.json`` (the first error, with its
+    JSON pointer)."""
+    from ...schemas import validator
+
+    errors = sorted(validator("memory/v1/export-envelope.json").iter_errors(envelope),
+                    key=lambda e: list(e.absolute_path))
+    if errors:
+        error = errors[0]
+        where = "".join(f"/{part}" for part in error.absolute_path) or "/"
+        raise invalid(where, error.message)

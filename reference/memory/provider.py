@@ -187,7 +187,7 @@ class Provider:
     def _audit(self, action: str, ctx: Context, *, payload: dict[str, Any] | None = None,
                entry: Entry | None = None, outcome: str, text: str | None = None,
                track: str | None = None, scope: str | None = None, source: str | None = None,
-               entry_ids: list[str] | None = None) -> None:
+               entry_ids: list[str] | None = None, ts: int | None = None) -> None:
         if payload is not None:
             track = track or _real(payload["track"])
             scope = scope or _real(payload["scope"])
@@ -198,7 +198,7 @@ class Provider:
             text = entry["text"] if text is None else text
             source = entry["source"]
         self.store.audit({
-            "ts": self.clock(), "action": action, "track": track, "scope": scope,
+            "ts": self.clock() if ts is None else ts, "action": action, "track": track, "scope": scope,
             "entryId": entry["id"] if entry is not None else None, "text": text,
             "outcome": outcome, "source": source, "sessionId": ctx.session_id,
             "entry": entry, "entryIds": entry_ids,
@@ -230,8 +230,9 @@ class Provider:
 
         def apply() -> dict[str, Any]:
             self._check_budget(additions)
-            entry = self._insert(new, ctx, self.clock())
-            self._audit("add", ctx, entry=entry, outcome=decision.label)
+            now = self.clock()
+            entry = self._insert(new, ctx, now)
+            self._audit("add", ctx, entry=entry, outcome=decision.label, ts=now)
             return {"entry": entry, "usage": self._usage_row(*bucket)}
 
         return self._commit("add", ctx, payload, decision, apply)
@@ -255,13 +256,14 @@ class Provider:
         def apply() -> dict[str, Any]:
             current = self._reresolve(track, scope, match, ctx, target)
             self._check_budget({(track, scope): units(text) - units(current["text"])})
+            now = self.clock()
             updated = {**current, "text": text, "version": current["version"] + 1,
-                       "updatedAt": max(self.clock(), current["updatedAt"]),
+                       "updatedAt": max(now, current["updatedAt"]),
                        "sessionId": ctx.session_id}
             if tags is not None:
                 updated["tags"] = tags
             self.store.update(updated)
-            self._audit("replace", ctx, entry=updated, outcome=decision.label)
+            self._audit("replace", ctx, entry=updated, outcome=decision.label, ts=now)
             return {"previous": current, "entry": updated, "usage": self._usage_row(track, scope)}
 
         return self._commit("replace", ctx, payload, decision, apply)
@@ -281,7 +283,7 @@ class Provider:
         def apply() -> dict[str, Any]:
             current = self._reresolve(track, scope, match, ctx, target)
             self.store.delete(current["id"])
-            self._audit("remove", ctx, entry=current, outcome=decision.label)
+            self._audit("remove", ctx, entry=current, outcome=decision.label, ts=self.clock())
             return {"entry": current, "usage": self._usage_row(track, scope)}
 
         return self._commit("remove", ctx, payload, decision, apply)
@@ -326,11 +328,13 @@ class Provider:
                        for m, t in zip(matches, targets, strict=True)]
             self._check_budget({(track, scope): units(text) - sum(units(c["text"])
                                                                    for c in current)})
+            now = self.clock()
             for entry in current:
                 self.store.delete(entry["id"])
-                self._audit("consolidate-remove", ctx, entry=entry, outcome=decision.label)
-            merged = self._insert(new, ctx, self.clock())
-            self._audit("consolidate-add", ctx, entry=merged, outcome=decision.label)
+                self._audit("consolidate-remove", ctx, entry=entry, outcome=decision.label,
+                            ts=now)
+            merged = self._insert(new, ctx, now)
+            self._audit("consolidate-add", ctx, entry=merged, outcome=decision.label, ts=now)
             return {"removed": current, "entry": merged, "usage": self._usage_row(track, scope)}
 
         return self._commit("consolidate", ctx, payload, decision, apply)
@@ -357,12 +361,12 @@ class Provider:
 
         def apply() -> dict[str, Any]:
             self._check_budget(additions)
-            self._audit("seed", ctx, payload=payload, outcome=decision.label)
             now = self.clock()
+            self._audit("seed", ctx, payload=payload, outcome=decision.label, ts=now)
             inserted = []
             for new in news:
                 entry = self._insert(new, ctx, now)
-                self._audit("add", ctx, entry=entry, outcome=decision.label)
+                self._audit("add", ctx, entry=entry, outcome=decision.label, ts=now)
                 inserted.append(entry)
             return {"added": len(inserted), "entries": inserted}
 
@@ -410,7 +414,7 @@ class Provider:
             rows = [e for e in rows if visible(e, reader.workspace, reader.agent)]
         rows.sort(key=lambda e: (-e["recallCount"], -e["updatedAt"], e["id"]))
         page = rows[:limit]
-        if recall and reader is not None and page:
+        if recall and reader is not None:
             now = self.clock()
             with self.store.transaction():
                 for entry in page:
@@ -421,7 +425,7 @@ class Provider:
                     entry["lastRecalled"] = now
                 self._audit("recalled", reader, outcome="ok", text=text or None,
                             track=data.get("track"), scope=data.get("scope"),
-                            source=DEFAULT_SOURCE, entry_ids=[e["id"] for e in page])
+                            source=DEFAULT_SOURCE, entry_ids=[e["id"] for e in page], ts=now)
         return {"entries": page, "total": len(rows), "truncated": len(rows) > len(page)}
 
     def budgets(self) -> list[dict[str, Any]]:
