@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 from .errors import MemoryProtocolError, invalid
-from .inputs import MAX_SEED
+from .inputs import BUCKETS, MAX_SEED, check_bucket, check_source, check_text, normalise_tags
 
 SCHEMA = "memory-export-v1"
 PLUGIN = "dshkit"
-_KEPT = ("track", "scope", "text", "tags", "source")
-_IGNORED = ("id", "workspaceKey", "agentKey", "version", "createdAt", "updatedAt", "lastRecalled",
-            "recallCount", "sessionId")
+ENVELOPE_FIELDS = ("plugin", "schema", "exportedAt", "budgets", "entries")
+ENTRY_FIELDS = ("id", "track", "scope", "workspaceKey", "agentKey", "text", "source", "tags",
+                "version", "createdAt", "updatedAt", "lastRecalled", "recallCount", "sessionId")
+KEPT = ("track", "scope", "text", "tags", "source")
+_EXPORTED_AT = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$")
+_ANY_CASE_UUID4 = re.compile(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$")
 
 
 def iso_utc(ms: int) -> str:
@@ -28,47 +33,85 @@ def export_envelope(entries: list[dict[str, Any]], budgets: list[dict[str, Any]]
 
 
 def envelope_entries(envelope: Any) -> list[dict[str, Any]]:
-    """MEM-EXP-002/003: the seed inputs an envelope imports as (content kept, identity reset)."""
+    """MEM-EXP-002/003: check an envelope member by member, in order, with pointers into the
+    envelope (MEM-ERR-003); return the seed inputs it imports as (content kept, identity reset).
+
+    dsh-memento's envelopes are accepted: any non-empty plugin, no ``sessionId``, any-case ids,
+    any keys. Text, tags and source must follow dshkit's rules, because import keeps them.
+    """
     if not isinstance(envelope, dict):
         raise invalid("/", "an export envelope must be an object")
-    schema = envelope.get("schema")
-    if schema != SCHEMA:
+    if envelope.get("schema") != SCHEMA:
         raise MemoryProtocolError(
-            "ENVELOPE_UNSUPPORTED", f"export envelope schema {schema!r} is not supported; this "
-            f"reader imports only {SCHEMA}", {"schema": schema})
-    for key in envelope:
-        if key not in ("plugin", "schema", "exportedAt", "budgets", "entries"):
-            raise invalid(f"/{key}", f"unknown envelope field {key!r}")
-    plugin = envelope.get("plugin")
-    if not isinstance(plugin, str) or plugin == "":
+            "ENVELOPE_UNSUPPORTED", f"export envelope schema {envelope.get('schema')!r} is not "
+            f"supported; this reader imports only {SCHEMA}", {"schema": envelope.get("schema")})
+    _only(envelope, ENVELOPE_FIELDS, "")
+    for key in ENVELOPE_FIELDS:
+        if key not in envelope:
+            raise invalid(f"/{key}", "required")
+    if not isinstance(envelope["plugin"], str) or envelope["plugin"] == "":
         raise invalid("/plugin", "plugin must be a non-empty string")
-    if not isinstance(envelope.get("exportedAt"), str):
-        raise invalid("/exportedAt", "exportedAt must be an ISO-8601 string")
-    if not isinstance(envelope.get("budgets"), list):
-        raise invalid("/budgets", "budgets must be an array")
-    entries = envelope.get("entries")
-    if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_SEED:
+    if not isinstance(envelope["exportedAt"], str) or not _EXPORTED_AT.match(
+            envelope["exportedAt"]):
+        raise invalid("/exportedAt", "exportedAt must be YYYY-MM-DDTHH:MM:SS.mmmZ")
+    rows = envelope["budgets"]
+    if not isinstance(rows, list) or len(rows) != len(BUCKETS):
+        raise invalid("/budgets", "budgets must be the four budget rows")
+    for index, (row, bucket) in enumerate(zip(rows, BUCKETS, strict=True)):
+        where = f"/budgets/{index}"
+        if not isinstance(row, dict):
+            raise invalid(where, "must be an object")
+        _only(row, ("track", "scope", "used", "limit"), where)
+        if (row.get("track"), row.get("scope")) != bucket:
+            raise invalid(where, f"row {index} must be {bucket[0]}/{bucket[1]}")
+        _integer(row.get("used"), 0, f"{where}/used")
+        _integer(row.get("limit"), 1, f"{where}/limit")
+    entries = envelope["entries"]
+    if not isinstance(entries, list):
+        raise invalid("/entries", "entries must be an array")
+    out = [_entry(item, f"/entries/{index}") for index, item in enumerate(entries)]
+    if not 1 <= len(out) <= MAX_SEED:
         raise invalid("/entries", f"entries must be an array of 1 to {MAX_SEED} entries")
-    _check_schema(envelope)
-    out = []
-    for index, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise invalid(f"/entries/{index}", "an entry must be an object")
-        for key in entry:
-            if key not in _KEPT and key not in _IGNORED:
-                raise invalid(f"/entries/{index}/{key}", f"unknown entry field {key!r}")
-        out.append({key: entry[key] for key in _KEPT if key in entry})
     return out
 
 
-def _check_schema(envelope: dict[str, Any]) -> None:
-    """The envelope against ``memory/v1/export-envelope.json`` (the first error, with its
-    JSON pointer)."""
-    from ...schemas import validator
+def _entry(item: Any, where: str) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise invalid(where, "must be an object")
+    _only(item, ENTRY_FIELDS, where)
+    for key in ENTRY_FIELDS[:-1]:  # sessionId may be missing (dsh-memento 0.4)
+        if key not in item:
+            raise invalid(f"{where}/{key}", "required")
+    if not isinstance(item["id"], str) or not _ANY_CASE_UUID4.match(item["id"]):
+        raise invalid(f"{where}/id", "id must be a UUID v4")
+    check_bucket(item, where)
+    for key in ("workspaceKey", "agentKey"):
+        if not isinstance(item[key], str):
+            raise invalid(f"{where}/{key}", "must be a string")
+    check_text(item["text"], f"{where}/text")
+    if item["source"] is None:
+        raise invalid(f"{where}/source", "source must be a non-empty string")
+    check_source(item["source"], f"{where}/source")
+    tags = item["tags"]
+    if not isinstance(tags, list) or normalise_tags(tags, f"{where}/tags") != tags:
+        raise invalid(f"{where}/tags", "tags must be stored tags: trimmed, distinct")
+    _integer(item["version"], 1, f"{where}/version")
+    _integer(item["createdAt"], 0, f"{where}/createdAt")
+    _integer(item["updatedAt"], 0, f"{where}/updatedAt")
+    if item["lastRecalled"] is not None:
+        _integer(item["lastRecalled"], 0, f"{where}/lastRecalled")
+    _integer(item["recallCount"], 0, f"{where}/recallCount")
+    if item.get("sessionId") is not None and not isinstance(item["sessionId"], str):
+        raise invalid(f"{where}/sessionId", "must be a string or null")
+    return {key: item[key] for key in KEPT}
 
-    errors = sorted(validator("memory/v1/export-envelope.json").iter_errors(envelope),
-                    key=lambda e: list(e.absolute_path))
-    if errors:
-        error = errors[0]
-        where = "".join(f"/{part}" for part in error.absolute_path) or "/"
-        raise invalid(where, error.message)
+
+def _only(data: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    for key in data:
+        if key not in allowed:
+            raise invalid(f"{where}/{key}", f"unknown field {key!r}")
+
+
+def _integer(value: Any, low: int, pointer: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise invalid(pointer, f"must be an integer of at least {low}")

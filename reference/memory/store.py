@@ -258,8 +258,11 @@ def open_store(path: str | Path) -> Store:
 def _prepare_file(target: Path) -> None:
     if target.is_symlink():
         raise _corrupt(target, "the store path is a symbolic link")
-    if not target.parent.exists():
-        target.parent.mkdir(parents=True, mode=0o700)
+    missing = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
+    for directory in reversed(missing):  # every directory the store creates is private
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir(mode=0o700)
+        os.chmod(directory, 0o700)
     if target.exists():
         if not target.is_file():
             raise _corrupt(target, "the store path is not a regular file")
