@@ -12,7 +12,8 @@ Conventions shared by every model:
   ``sourceEventSeqs``) are the aliases. Input is accepted by JSON name only, and output uses
   the JSON names: ``model.model_dump(mode="json", exclude_unset=True)`` reproduces the input.
 * Closed shapes forbid unknown keys (``extra="forbid"``), are frozen and strict (no coercion:
-  ``"1"`` is not an integer, ``1`` is not ``true``, ``1.0`` is not an integer).
+  ``"1"`` is not an integer and ``1`` is not ``true``). As in JSON Schema and in DSH, an
+  integral float such as ``1.0`` is the integer ``1`` (it is stored as ``int``).
 * An optional field is either absent or has a value: an explicit ``null`` is refused, except
   where the JSON type itself admits null (opaque JSON values such as ``meta``). Dump with
   ``exclude_unset=True`` so absent fields stay absent.
@@ -59,6 +60,7 @@ __all__ = [
     "Closed",
     "ContentBlock",
     "EpochHeader",
+    "JsonRecord",
     "LlmFailure",
     "Message",
     "MessageSource",
@@ -79,9 +81,20 @@ MAX_SAFE_INTEGER = 9007199254740991
 
 # --------------------------------------------------------------------------- scalar types
 
-SafeInt = Annotated[int, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER, strict=True)]
-NonNegativeSafeInt = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER, strict=True)]
-PositiveSafeInt = Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER, strict=True)]
+
+def _integral(value: Any) -> Any:
+    """JSON has one number type: 1.0 is the integer 1 (as for JSON Schema and for DSH)."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+#: Accept integral floats as integers (bools and strings are still refused by strict mode).
+Integral = BeforeValidator(_integral)
+
+SafeInt = Annotated[int, Integral, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER, strict=True)]
+NonNegativeSafeInt = Annotated[int, Integral, Field(ge=0, le=MAX_SAFE_INTEGER, strict=True)]
+PositiveSafeInt = Annotated[int, Integral, Field(ge=1, le=MAX_SAFE_INTEGER, strict=True)]
 Seq = NonNegativeSafeInt
 Time = SafeInt
 Turn = PositiveSafeInt
@@ -91,13 +104,17 @@ NonEmptyStr = Annotated[str, Field(min_length=1, strict=True)]
 Bool = Annotated[bool, Field(strict=True)]
 #: Any finite JSON number; integers stay integers on output.
 Number: TypeAlias = Annotated[int, Strict()] | Annotated[float, Strict(), AllowInfNan(False)]
-NonNegativeNumber: TypeAlias = Annotated[int, Strict(), Ge(0)] | Annotated[float, Strict(), AllowInfNan(False), Ge(0)]
+NonNegativeNumber: TypeAlias = (
+    Annotated[int, Strict(), Ge(0)] | Annotated[float, Strict(), AllowInfNan(False), Ge(0)]
+)
 
 
 def _exact(kind: type) -> BeforeValidator:
     """Refuse values of another JSON type that Python would compare equal (1 == True == 1.0)."""
 
     def check(value: Any) -> Any:
+        if kind is int:
+            value = _integral(value)
         if type(value) is not kind:
             raise PydanticCustomError(
                 "literal_json_type", "expected a JSON {kind}", {"kind": kind.__name__}
@@ -136,11 +153,10 @@ def _null_refused(model: type[BaseModel]) -> tuple[str, ...]:
     )
 
 
-class Closed(BaseModel):
-    """Base of every closed JSON object shape (``additionalProperties: false``)."""
+class JsonRecord(BaseModel):
+    """Base of every model of a JSON object: JSON names, strict, frozen, absent rather than null."""
 
     model_config = ConfigDict(
-        extra="forbid",
         frozen=True,
         strict=True,
         alias_generator=to_camel,
@@ -182,6 +198,12 @@ class Closed(BaseModel):
                 else:
                     prop["anyOf"] = kept
         return json_schema
+
+
+class Closed(JsonRecord):
+    """Base of every closed JSON object shape (``additionalProperties: false``)."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 # --------------------------------------------------------------------------- token usage, failures
@@ -297,8 +319,8 @@ class PluginNoticeSource(Closed):
 class CompactCheckpointSource(Closed):
     kind: Literal["plugin"]
     plugin: Literal["compact"]
-    compaction_id: NonEmptyStr
-    source_command_id: NonEmptyStr | None = None
+    compaction_id: Str
+    source_command_id: Str | None = None
 
 
 class ModelSource(Closed):
@@ -331,7 +353,7 @@ class AgentInstructionsSource(Closed):
 class SessionReferenceEntry(Closed):
     session_id: Str
     label: Str
-    captured_through_seq: NonNegativeSafeInt | None
+    captured_through_seq: SafeInt | None
     compacted: Bool
     original_messages: NonNegativeSafeInt
     retained_messages: NonNegativeSafeInt
@@ -358,7 +380,7 @@ class TeamMessageSource(Closed):
 
 class GoalSource(Closed):
     kind: Literal["goal"]
-    goal_id: NonEmptyStr
+    goal_id: Str
     revision: PositiveSafeInt
     round: PositiveSafeInt
 
@@ -408,7 +430,22 @@ def _kind_of(value: Any) -> Any:
 
 #: ``message-source.json`` (typed layer: core kinds and the known plugin kinds).
 MessageSource: TypeAlias = Annotated[
-    Annotated[UserSource | UserRpcSource, Tag("user")] | Annotated[PluginSource | PluginSnapshotSource | PluginNoticeSource | CompactCheckpointSource, Tag("plugin")] | Annotated[ModelSource, Tag("model")] | Annotated[ToolSource, Tag("tool")] | Annotated[AgentInstructionsSource, Tag("agent-instructions")] | Annotated[SessionReferenceSource, Tag("session-reference")] | Annotated[TeamMessageSource, Tag("team-message")] | Annotated[GoalSource, Tag("goal")] | Annotated[SkillInvocationSource, Tag("skill-invocation")] | Annotated[SkillCatalogSource, Tag("skill-catalog")] | Annotated[CoordinatorSource, Tag("coordinator")] | Annotated[SubagentReportSource, Tag("subagent-report")] | Annotated[SubagentSettledSource, Tag("subagent-settled")],
+    Annotated[UserSource | UserRpcSource, Tag("user")]
+    | Annotated[
+        PluginSource | PluginSnapshotSource | PluginNoticeSource | CompactCheckpointSource,
+        Tag("plugin"),
+    ]
+    | Annotated[ModelSource, Tag("model")]
+    | Annotated[ToolSource, Tag("tool")]
+    | Annotated[AgentInstructionsSource, Tag("agent-instructions")]
+    | Annotated[SessionReferenceSource, Tag("session-reference")]
+    | Annotated[TeamMessageSource, Tag("team-message")]
+    | Annotated[GoalSource, Tag("goal")]
+    | Annotated[SkillInvocationSource, Tag("skill-invocation")]
+    | Annotated[SkillCatalogSource, Tag("skill-catalog")]
+    | Annotated[CoordinatorSource, Tag("coordinator")]
+    | Annotated[SubagentReportSource, Tag("subagent-report")]
+    | Annotated[SubagentSettledSource, Tag("subagent-settled")],
     Discriminator(_kind_of),
 ]
 
@@ -526,7 +563,13 @@ class FinishChunk(Closed):
 
 #: ``stream-chunk.json``.
 StreamChunk: TypeAlias = Annotated[
-    BlockStartChunk | TextDeltaChunk | ReasoningDeltaChunk | ToolCallDeltaChunk | BlockEndChunk | UsageChunk | FinishChunk,
+    BlockStartChunk
+    | TextDeltaChunk
+    | ReasoningDeltaChunk
+    | ToolCallDeltaChunk
+    | BlockEndChunk
+    | UsageChunk
+    | FinishChunk,
     Field(discriminator="type"),
 ]
 
@@ -588,7 +631,12 @@ class InterruptedTurnEnd(Closed):
 
 #: ``turn-end-reason.json``.
 TurnEndReason: TypeAlias = Annotated[
-    CompletedTurnEnd | AbortedTurnEnd | BlockedTurnEnd | ErrorTurnEnd | MaxTokensTurnEnd | InterruptedTurnEnd,
+    CompletedTurnEnd
+    | AbortedTurnEnd
+    | BlockedTurnEnd
+    | ErrorTurnEnd
+    | MaxTokensTurnEnd
+    | InterruptedTurnEnd,
     Field(discriminator="kind"),
 ]
 
@@ -639,7 +687,9 @@ class EpochHeader(Closed):
 
 # --------------------------------------------------------------------------- envelope (open layer)
 
-SURFACE_EVENT_TYPES: frozenset[str] = frozenset({"user/message", "assistant/message", "tool/result"})
+SURFACE_EVENT_TYPES: frozenset[str] = frozenset(
+    {"user/message", "assistant/message", "tool/result"}
+)
 #: Legacy types refused by the typed layer even when ignorable (request/header-delta is also
 #: refused by the open layer).
 RETIRED_EVENT_TYPES: frozenset[str] = frozenset({"request/header-delta", "mode/set"})
@@ -838,7 +888,7 @@ class CompactionSummaryPayload(Closed):
     source_command_id: Str | None = None
     summary: list[ContentBlock]
     shadowed_range: SeqRange
-    shadowed_seqs: Annotated[list[NonNegativeSafeInt], Field(min_length=1)]
+    shadowed_seqs: list[NonNegativeSafeInt]
     shadowed_token_count: NonNegativeSafeInt
     provider: Str
     model: Str
@@ -877,7 +927,7 @@ class GoalBlockReason(Closed):
 
 
 class GoalSnapshot(Closed):
-    """blockedReason is present exactly when phase is blocked."""
+    """That blockedReason is present exactly when blocked is an owner (fold) rule, not checked here."""
 
     id: NonEmptyStr
     revision: PositiveSafeInt
@@ -885,12 +935,6 @@ class GoalSnapshot(Closed):
     phase: Literal["active", "paused", "blocked", "complete"]
     blocked_reason: GoalBlockReason | None = None
     max_goal_rounds: PositiveSafeInt
-
-    @model_validator(mode="after")
-    def _blocked_reason_iff_blocked(self) -> GoalSnapshot:
-        if (self.phase == "blocked") != (self.blocked_reason is not None):
-            raise ValueError("blockedReason must be present exactly when phase is blocked")
-        return self
 
 
 class GoalSnapshotChange(Closed):
@@ -916,7 +960,9 @@ class GoalClearChange(Closed):
     cleared_at: NonNegativeSafeInt
 
 
-class GoalChangePayload(RootModel[Annotated[GoalSnapshotChange | GoalClearChange, Field(discriminator="operation")]]):
+class GoalChangePayload(
+    RootModel[Annotated[GoalSnapshotChange | GoalClearChange, Field(discriminator="operation")]]
+):
     model_config = ConfigDict(frozen=True)
 
 
@@ -963,7 +1009,9 @@ class LlmRetryAlways(Closed):
     failure: LlmFailure
 
 
-class LlmRetryPayload(RootModel[Annotated[LlmRetryNormal | LlmRetryAlways, Field(discriminator="mode")]]):
+class LlmRetryPayload(
+    RootModel[Annotated[LlmRetryNormal | LlmRetryAlways, Field(discriminator="mode")]]
+):
     model_config = ConfigDict(frozen=True)
 
 
@@ -987,31 +1035,27 @@ class SandboxModePayload(Closed):
     source: Literal["delegation"] | None = None
 
 
-#: The digest does not state the JSON type of scheduledAt: an ISO string or epoch ms.
-ScheduledAt: TypeAlias = Str | SafeInt
-
-
 class AfterSchedule(Closed):
     id: Str
     kind: Literal["after"]
     prompt: Str
-    after_seconds: NonNegativeNumber
-    scheduled_at: ScheduledAt
+    after_seconds: Number
+    scheduled_at: Str
 
 
 class AtSchedule(Closed):
     id: Str
     kind: Literal["at"]
     prompt: Str
-    scheduled_at: ScheduledAt
+    scheduled_at: Str
 
 
 class EverySchedule(Closed):
     id: Str
     kind: Literal["every"]
     prompt: Str
-    every_seconds: NonNegativeNumber
-    scheduled_at: ScheduledAt
+    every_seconds: Number
+    scheduled_at: Str
 
 
 ScheduleRecord: TypeAlias = Annotated[
@@ -1108,9 +1152,7 @@ class ContinuableDescriptor(Closed):
 
 
 class SubagentDescriptorPayload(
-    RootModel[
-        Annotated[OneShotDescriptor | ContinuableDescriptor, Field(discriminator="mode")]
-    ]
+    RootModel[Annotated[OneShotDescriptor | ContinuableDescriptor, Field(discriminator="mode")]]
 ):
     model_config = ConfigDict(frozen=True)
 
@@ -1244,8 +1286,17 @@ class WebDeepseekSearchLlmRequestPayload(Closed):
 # --------------------------------------------------------------------------- JSONL file records
 
 
-class SessionHeaderLine(Closed):
-    """``session-header.json``: line 1 of session.jsonl (retired sandboxMode/approvalPolicy refused)."""
+RETIRED_HEADER_MEMBERS: frozenset[str] = frozenset({"sandboxMode", "approvalPolicy"})
+
+
+class SessionHeaderLine(JsonRecord):
+    """``session-header.json``: line 1 of session.jsonl.
+
+    Other members are kept and ignored (SES-FILE-002), except the retired policy members
+    sandboxMode and approvalPolicy, which are refused (SES-FILE-003).
+    """
+
+    model_config = ConfigDict(extra="allow")
 
     type: Literal["session"]
     version: VersionZero
@@ -1258,19 +1309,32 @@ class SessionHeaderLine(Closed):
     delegation_depth: NonNegativeSafeInt
     agent_preset: Str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_retired_members(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            retired = sorted(RETIRED_HEADER_MEMBERS.intersection(data))
+            if retired:
+                raise PydanticCustomError(
+                    "retired_header_members",
+                    "session header uses retired policy baseline fields: {members}",
+                    {"members": ", ".join(retired)},
+                )
+        return data
+
 
 class TextChunksData(Closed):
-    turn: Turn
-    step: Step
-    index: NonNegativeSafeInt
+    turn: Number
+    step: Number
+    index: Number
     dt: list[SafeInt]
     texts: Annotated[list[Str], Field(min_length=1)]
 
 
 class ToolCallChunksData(Closed):
-    turn: Turn
-    step: Step
-    index: NonNegativeSafeInt
+    turn: Number
+    step: Number
+    index: Number
     id: Str
     name: Str | None = None
     dt: list[SafeInt]

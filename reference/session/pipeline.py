@@ -6,7 +6,7 @@ turn/step and its pending calls), so memory does not grow with the log.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,8 @@ class SessionChecker:
     tracker: RepairTracker = field(default_factory=RepairTracker)
     count: int = 0
     kept: list[Event] | None = None  # set to a list to keep every event as checked
+    # Called with every event as the checks saw it (after legacy migration) and its seq.
+    observer: Callable[[Event, int], None] | None = None
 
     def push(self, event: Any, *, line: int | None = None) -> None:
         """Check and absorb one event; raises :class:`ProblemError` located at seq and line."""
@@ -109,6 +111,8 @@ class SessionChecker:
             else:
                 problems.append(enclosure)
         self.tracker.push(event)
+        if self.observer is not None:
+            self.observer(event, self.fold.next_seq - 1)
         if problems:
             first = problems[0]
             lowest = min((level_of(p.problem.code) for p in problems), key=lambda lv: lv.rank)

@@ -22,6 +22,7 @@ class ValidationReport:
     torn: TornTail | None = None
     form: str | None = None
     failed_level: Level | None = None
+    typed: tuple[Problem, ...] | None = None  # None: the typed layer was not requested
 
     @property
     def valid(self) -> bool:
@@ -36,6 +37,8 @@ class ValidationReport:
             "failedLevel": self.failed_level.value if self.failed_level else None,
             "errors": [p.to_json() for p in self.errors],
         }
+        if self.typed is not None:
+            out["typed"] = {"valid": not self.typed, "errors": [p.to_json() for p in self.typed]}
         if self.form is not None:
             out["form"] = self.form
         if self.torn is not None:
@@ -49,24 +52,44 @@ class ValidationReport:
 
 
 def validate_path(path: str | Path, level: Level = Level.LOAD, *, session_id: str | None = None,
-                  stdin: BinaryIO | None = None) -> ValidationReport:
-    """Validate a log file (any reader form; ``-`` is stdin)."""
+                  stdin: BinaryIO | None = None, typed: bool = False) -> ValidationReport:
+    """Validate a log file (any reader form; ``-`` is stdin); ``typed`` adds the typed layer."""
     reader = LogReader(path, tolerate_torn_tail=level is Level.LOAD, stdin=stdin)
     checker = SessionChecker(Checks.for_level(level))
+    typed_found = _typed_observer(checker) if typed else None
     problems, failed = run_all(checker, with_session_id(reader, checker, session_id))
     return ValidationReport(
         path=str(path), level=level, events=checker.count, errors=tuple(problems),
         torn=reader.result.torn, form=reader.result.form, failed_level=failed,
+        typed=None if typed_found is None else tuple(typed_found),
     )
 
 
+def _typed_observer(checker: SessionChecker) -> list[Problem]:
+    from .typed import typed_problems
+
+    found: list[Problem] = []
+
+    def observe(event: dict[str, Any], seq: int) -> None:
+        if len(found) < MAX_TYPED:
+            found.extend(typed_problems(event, seq=seq, line=None))
+
+    checker.observer = observe
+    return found
+
+
+MAX_TYPED = 100
+
+
 def validate_events(events: Iterable[Any], level: Level = Level.SEED, *,
-                    session_id: str = "session") -> ValidationReport:
+                    session_id: str = "session", typed: bool = False) -> ValidationReport:
     """Validate in-memory events (no file format involved; ``load`` applies its event rules)."""
     checker = SessionChecker(Checks.for_level(level), session_id=session_id)
+    typed_found = _typed_observer(checker) if typed else None
     problems, failed = run_all(checker, (Located(line=None, event=e) for e in events))
     return ValidationReport(path="<memory>", level=level, events=checker.count,
-                            errors=tuple(problems), failed_level=failed)
+                            errors=tuple(problems), failed_level=failed,
+                            typed=None if typed_found is None else tuple(typed_found))
 
 
 def with_session_id(reader: LogReader, checker: SessionChecker,

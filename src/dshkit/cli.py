@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from . import __version__, memory_cli
+from . import __version__, memory_cli, query_cli, reference_cli
 from .reference.problems import Problem
 from .reference.session.folding import fold_path
 from .reference.session.levels import Level
@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("--json", action="store_true", help="one JSON object per file")
     validate.add_argument("--session-id", help="session id for legacy message ids "
                           "(default: the header's id)")
+    validate.add_argument("--typed", action="store_true",
+                          help="also check the closed payload shapes of the 48 known types "
+                               "(reported beside the verdict, never changing it)")
 
     fold = sub.add_parser("fold", help="print the surface a model would see")
     fold.add_argument("path", metavar="PATH")
@@ -47,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     repair.add_argument("--write", action="store_true",
                         help="append the closers to the file atomically")
     memory_cli.add_parser(sub)
+    reference_cli.add_parser(sub)
+    query_cli.add_parser(sub)
     return parser
 
 
@@ -75,15 +80,21 @@ def _exit_for(errors: Sequence[Problem]) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     worst = EXIT_OK
     for path in args.paths:
-        report = validate_path(path, Level(args.level), session_id=args.session_id)
+        report = validate_path(path, Level(args.level), session_id=args.session_id,
+                               typed=args.typed)
         if args.json:
             _emit(report.to_json())
         elif report.valid:
             torn = f", torn tail of {report.torn.lines} line(s) dropped" if report.torn else ""
             print(f"{path}: valid at level {args.level} ({report.events} events{torn})")
         else:
+            failed = report.failed_level.value if report.failed_level else args.level
             for problem in report.errors:
-                print(f"{path}: invalid at level {args.level}: {_describe(problem)}")
+                print(f"{path}: invalid at level {args.level}: {_describe(problem)} "
+                      f"(fails level {failed})")
+        if not args.json and report.typed:
+            for problem in report.typed:
+                print(f"{path}: typed layer: {_describe(problem)}")
         worst = max(worst, _exit_for(report.errors))
     return worst
 
@@ -139,7 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     handlers = {"validate": _cmd_validate, "fold": _cmd_fold, "repair": _cmd_repair,
-                "memory": memory_cli.run}
+                "memory": memory_cli.run, "reference": reference_cli.run,
+                "query": query_cli.run}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:
