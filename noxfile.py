@@ -32,7 +32,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
-    session.install("-e", ".[test]", "mypy>=1.11", "types-jsonschema")
+    session.install("-e", ".[test]", "mypy>=1.11", "types-jsonschema", "nox")
     session.run("mypy")
 
 
