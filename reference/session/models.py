@@ -47,6 +47,10 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from .vocabulary import CORE_EVENT_TYPES as CORE_EVENT_TYPE_LIST
+from .vocabulary import KNOWN_EVENT_TYPES
+from .vocabulary import SURFACE_EVENT_TYPES as VOCABULARY_SURFACE_TYPES
+
 __all__ = [
     "CORE_EVENT_TYPES",
     "KNOWN_EVENT_TYPES",
@@ -687,9 +691,7 @@ class EpochHeader(Closed):
 
 # --------------------------------------------------------------------------- envelope (open layer)
 
-SURFACE_EVENT_TYPES: frozenset[str] = frozenset(
-    {"user/message", "assistant/message", "tool/result"}
-)
+SURFACE_EVENT_TYPES: frozenset[str] = VOCABULARY_SURFACE_TYPES
 #: Legacy types refused by the typed layer even when ignorable (request/header-delta is also
 #: refused by the open layer).
 RETIRED_EVENT_TYPES: frozenset[str] = frozenset({"request/header-delta", "mode/set"})
@@ -1421,27 +1423,10 @@ PAYLOAD_MODELS: dict[str, type[BaseModel]] = {
     "web/deepseek-search-llm-request": WebDeepseekSearchLlmRequestPayload,
 }
 
-#: The 48 known event types (DSH KNOWN_SESSION_EVENT_TYPES).
-KNOWN_EVENT_TYPES: frozenset[str] = frozenset(PAYLOAD_MODELS)
-#: The 13 core event types (declared by the session package itself).
-CORE_EVENT_TYPES: frozenset[str] = frozenset(
-    {
-        "turn/start",
-        "turn/end",
-        "step/start",
-        "step/end",
-        "user/message",
-        "assistant/chunk",
-        "assistant/message",
-        "tool/call",
-        "tool/result",
-        "todo/write",
-        "request/header",
-        "request/context",
-        "session/end-seed",
-    }
-)
-#: The 35 plugin-merged event types.
+# The vocabulary itself lives in .vocabulary; the models must cover exactly it (checked here
+# at import, and by the tests).
+assert frozenset(PAYLOAD_MODELS) == KNOWN_EVENT_TYPES, "payload models and vocabulary differ"
+CORE_EVENT_TYPES: frozenset[str] = frozenset(CORE_EVENT_TYPE_LIST)
 PLUGIN_EVENT_TYPES: frozenset[str] = KNOWN_EVENT_TYPES - CORE_EVENT_TYPES
 
 
