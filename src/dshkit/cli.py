@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from . import __version__, memory_cli
+from . import __version__, memory_cli, query_cli, reference_cli
 from .reference.problems import Problem
 from .reference.session.folding import fold_path
 from .reference.session.levels import Level
@@ -50,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     repair.add_argument("--write", action="store_true",
                         help="append the closers to the file atomically")
     memory_cli.add_parser(sub)
+    reference_cli.add_parser(sub)
+    query_cli.add_parser(sub)
     return parser
 
 
@@ -148,7 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     handlers = {"validate": _cmd_validate, "fold": _cmd_fold, "repair": _cmd_repair,
-                "memory": memory_cli.run}
+                "memory": memory_cli.run, "reference": reference_cli.run,
+                "query": query_cli.run}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

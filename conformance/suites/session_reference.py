@@ -1,0 +1,185 @@
+"""The session-reference conformance suite: runs vectors through the dshkit reference's
+public API (``dshkit.reference.projection``).
+
+A result is ``{"valid": true, ...}`` or ``{"valid": false, "error": {"code", "message"}}``.
+``compare`` checks every member of ``expect`` for deep equality with the result; members the
+vector does not name are not compared.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dshkit.reference.problems import ProblemError
+from dshkit.reference.projection import (
+    ReferenceConfig,
+    SessionReferenceError,
+    SurfaceSnapshot,
+    decode_uri,
+    encode_uri,
+    format_mention,
+    head_tail,
+    list_candidates,
+    normalize_references,
+    parse_text,
+    prepare,
+    render_payload,
+    retain,
+    snapshot_of_log,
+    snapshots_resolver,
+    tag_safe,
+    truncate_with_notice,
+)
+from dshkit.reference.projection.errors import BUDGET_EXCEEDED
+
+SUITE = "session-reference"
+CAPABILITY = "session-reference"
+OPERATIONS: tuple[str, ...] = (
+    "reference.uri.encode",
+    "reference.uri.decode",
+    "reference.uri.roundtrip",
+    "reference.mention.format",
+    "reference.text.parse",
+    "reference.normalize",
+    "reference.prepare",
+    "reference.retain",
+    "reference.truncate",
+    "reference.head-tail",
+    "reference.tag-safe",
+    "reference.snapshot",
+    "reference.config",
+    "reference.candidates",
+)
+
+JsonObject = dict[str, Any]
+
+
+def _config(params: JsonObject) -> ReferenceConfig:
+    return ReferenceConfig.from_json({k: params[k] for k in
+                                      ("maxReferences", "candidateLimit", "maxReferenceBytes")
+                                      if k in params})
+
+
+def _prepare(data: JsonObject, params: JsonObject) -> JsonObject:
+    sessions = {key: SurfaceSnapshot.from_json(value)
+                for key, value in data.get("sessions", {}).items()}
+    prepared = prepare(data["targetId"], data.get("content", []), data.get("references", []),
+                       snapshots_resolver(sessions), _config(params), new_id=lambda: "context")
+    out: JsonObject = {"valid": True, "content": prepared.content, "context": None}
+    if prepared.additional_context is not None:
+        context = prepared.additional_context
+        out["context"] = {"role": context["role"], "source": context["source"]}
+        out["prompt"] = prepared.prompt
+        out["payload"] = render_payload([s.retained.data for s in prepared.sources])
+    return out
+
+
+def _retain(data: JsonObject, params: JsonObject) -> JsonObject:
+    retained = retain(SurfaceSnapshot.from_json(data["snapshot"]), data["label"],
+                      params["maxBytes"])
+    if retained is None:
+        raise SessionReferenceError(BUDGET_EXCEEDED, "referenced session snapshot cannot fit "
+                                    "the byte budget")
+    return {"valid": True, "data": retained.data, "stats": retained.stats.to_json(),
+            "size": retained.size}
+
+
+def _candidates(data: JsonObject) -> JsonObject:
+    titles = data.get("titles", {})
+    found = list_candidates(data["sessions"], data["target"], data.get("query", ""),
+                            data.get("limit", _config({}).candidate_limit), titles.get)
+    return {"valid": True, "candidates": [c.to_json() for c in found]}
+
+
+def _snapshot(data: JsonObject) -> JsonObject:
+    snapshot = snapshot_of_log(data["header"], data["events"])
+    return {"valid": True, "capturedThroughSeq": snapshot.captured_through_seq,
+            "surfaceSeqs": [e["seq"] for e in snapshot.events]}
+
+
+def _run(operation: str, data: JsonObject, params: JsonObject) -> JsonObject:
+    if operation == "reference.uri.encode":
+        return {"valid": True, "uri": encode_uri(data["sessionId"])}
+    if operation == "reference.uri.decode":
+        return {"valid": True, "sessionId": decode_uri(data["uri"])}
+    if operation == "reference.uri.roundtrip":
+        return {"valid": True, "sessionId": decode_uri(encode_uri(data["sessionId"]))}
+    if operation == "reference.mention.format":
+        return {"valid": True, "mention": format_mention(data["sessionId"], data.get("label"))}
+    if operation == "reference.text.parse":
+        parsed = parse_text(data["text"])
+        return {"valid": True, "text": parsed.text,
+                "references": [{"sessionId": r.session_id, "label": r.label}
+                               for r in parsed.references]}
+    if operation == "reference.normalize":
+        refs = normalize_references(data["targetId"], data["references"],
+                                    _config(params).max_references)
+        return {"valid": True, "references": [r.to_json() for r in refs]}
+    if operation == "reference.prepare":
+        return _prepare(data, params)
+    if operation == "reference.retain":
+        return _retain(data, params)
+    if operation == "reference.truncate":
+        cut = truncate_with_notice(data["text"], data["maxBytes"])
+        return {"valid": True, "text": cut.text, "omittedBytes": cut.omitted}
+    if operation == "reference.head-tail":
+        kept = head_tail(data["text"], data["headBytes"], data["tailBytes"])
+        return {"valid": True, "text": kept.text, "omittedBytes": kept.omitted}
+    if operation == "reference.tag-safe":
+        return {"valid": True, "text": tag_safe(data["value"])}
+    if operation == "reference.snapshot":
+        return _snapshot(data)
+    if operation == "reference.config":
+        config = ReferenceConfig.from_json(data["config"])
+        return {"valid": True, "maxReferences": config.max_references,
+                "candidateLimit": config.candidate_limit,
+                "maxReferenceBytes": config.max_reference_bytes}
+    if operation == "reference.candidates":
+        return _candidates(data)
+    raise ValueError(f"unknown operation {operation!r}")
+
+
+def reference(operation: str, input: JsonObject, params: JsonObject) -> JsonObject:
+    """Run one vector operation against the dshkit reference."""
+    try:
+        return _run(operation, input, params)
+    except SessionReferenceError as exc:
+        return {"valid": False, "error": {"code": exc.code, "message": exc.message}}
+    except ProblemError as exc:
+        return {"valid": False, "error": {"code": exc.problem.code,
+                                          "message": exc.problem.message}}
+
+
+def compare(expect: JsonObject, result: JsonObject) -> str:
+    """``""`` when ``result`` satisfies ``expect``, else a one-line difference."""
+    if result.get("valid") is not expect.get("valid"):
+        got = result.get("error") if not result.get("valid") else "valid"
+        return f"expected valid={expect.get('valid')}, got {json.dumps(got, ensure_ascii=False)}"
+    if expect.get("valid") is False:
+        want, got = expect.get("error", {}), result.get("error") or {}
+        for key, value in want.items():
+            if got.get(key) != value:
+                return f"error {key}: expected {value!r}, got {got.get(key)!r} " \
+                       f"({got.get('message', '')})"
+        return ""
+    for key, value in expect.items():
+        if key == "valid":
+            continue
+        if key not in result or not _equal(result[key], value):
+            return (f"{key}: expected {json.dumps(value, ensure_ascii=False)[:300]}, got "
+                    f"{json.dumps(result.get(key), ensure_ascii=False)[:300]}")
+    return ""
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """JSON equality: numbers by value, booleans apart from numbers."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(
+            _equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b) and type(a) in (int, float, str, type(None)) \
+        and type(b) in (int, float, str, type(None))

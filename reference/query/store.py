@@ -1,0 +1,217 @@
+"""The derived full-text index: a dedicated SQLite database (QRY-IDX-*).
+
+The index is disposable: it is rebuilt from the logs whenever its schema is not the current
+one. It refuses every database that is not an empty file or its own, so it can never damage
+a session store, a memory store or any other file it is pointed at by mistake.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from .errors import INDEX_FAILED, INVALID_CONFIG, SessionQueryError
+
+APPLICATION_ID: Final = 0x44534B51  # "DSKQ"
+#: DSH's own session-search index ("DSHQ"): a foreign application for dshkit.
+DSH_APPLICATION_ID: Final = 0x44534851
+SCHEMA_VERSION: Final = 1
+JOURNAL_MODES: Final = ("wal", "delete", "truncate", "persist")
+MEMORY: Final = ":memory:"
+DERIVED_TABLES: Final = frozenset({
+    "index_state", "sessions", "docs", "docs_data", "docs_idx", "docs_content",
+    "docs_docsize", "docs_config",
+})
+
+_SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS index_state (
+        singleton         INTEGER PRIMARY KEY CHECK (singleton = 1),
+        instance          TEXT NOT NULL,
+        global_generation INTEGER NOT NULL
+    ) STRICT""",
+    """CREATE TABLE IF NOT EXISTS sessions (
+        id               TEXT PRIMARY KEY,
+        path             TEXT,
+        version          INTEGER NOT NULL,
+        created_at       INTEGER NOT NULL,
+        cwd              TEXT,
+        parent_session   TEXT,
+        seed_length      INTEGER,
+        delegation_depth INTEGER,
+        agent_preset     TEXT,
+        title            TEXT,
+        revision         TEXT NOT NULL,
+        stat_key         TEXT NOT NULL,
+        events           INTEGER NOT NULL,
+        generation       INTEGER NOT NULL
+    ) STRICT""",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
+        text,
+        session_id UNINDEXED,
+        seq UNINDEXED,
+        type UNINDEXED,
+        time UNINDEXED,
+        surface UNINDEXED,
+        codepoint_length UNINDEXED,
+        tokenize = 'unicode61'
+    )""",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenDecision:
+    """What opening a database does: ``initialize``, ``open``, ``rebuild`` or ``refuse``."""
+
+    action: str
+    reason: str = ""
+    tables: tuple[str, ...] = ()
+
+
+def decide(application_id: int, user_version: int, tables: list[str]) -> OpenDecision:
+    """The open rules of QRY-IDX-004..006, in order."""
+    if application_id not in (0, APPLICATION_ID):
+        return OpenDecision("refuse", "foreign-application")
+    if application_id == 0:
+        if tables:
+            return OpenDecision("refuse", "not-derived-index", tuple(tables))
+        return OpenDecision("initialize")
+    unknown = [name for name in tables if name not in DERIVED_TABLES]
+    if unknown:
+        return OpenDecision("refuse", "unrecognized-tables", tuple(unknown))
+    if user_version != SCHEMA_VERSION:
+        return OpenDecision("rebuild", f"schema version {user_version}", tuple(tables))
+    return OpenDecision("open")
+
+
+def refusal_message(path: str, decision: OpenDecision) -> str:
+    where = f'session-search database at "{path}"'
+    if decision.reason == "foreign-application":
+        return f"{where} belongs to another application"
+    if decision.reason == "not-derived-index":
+        return f"{where} is not an empty or recognized derived index"
+    return f"{where} has unrecognized user tables: {', '.join(decision.tables)}"
+
+
+def _failed(detail: str, **extra: object) -> SessionQueryError:
+    return SessionQueryError(INDEX_FAILED, f"session-search SQLite index failed to open: {detail}",
+                             **extra)
+
+
+def _prepare_file(path: Path) -> None:
+    """Create missing parent directories 0700 and a missing database file 0600."""
+    missing: list[Path] = []
+    parent = path.parent
+    while not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700)
+        os.chmod(directory, 0o700)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
+def _user_tables(conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                        "AND name NOT GLOB 'sqlite_*' ORDER BY name").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class IndexStore:
+    """An open index database. ``decision`` records what opening it did."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str, decision: OpenDecision) -> None:
+        self.conn = conn
+        self.path = path
+        self.decision = decision
+
+    @property
+    def instance(self) -> str:
+        return str(self.conn.execute(
+            "SELECT instance FROM index_state WHERE singleton = 1").fetchone()[0])
+
+    @property
+    def global_generation(self) -> int:
+        return int(self.conn.execute(
+            "SELECT global_generation FROM index_state WHERE singleton = 1").fetchone()[0])
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> IndexStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_index(path: str | Path, journal_mode: str = "wal") -> IndexStore:
+    """Open (creating, initializing or rebuilding as the rules say) the index at ``path``;
+    ``:memory:`` gives a private in-memory index."""
+    if journal_mode not in JOURNAL_MODES:
+        raise SessionQueryError(INVALID_CONFIG, "session-search SQLite config: journal mode "
+                                f"must be one of {', '.join(JOURNAL_MODES)}")
+    actual = MEMORY if str(path) == MEMORY else str(Path(path).resolve())
+    try:
+        if actual != MEMORY:
+            _prepare_file(Path(actual))
+        conn = sqlite3.connect(actual, isolation_level=None, timeout=30.0)
+    except OSError as exc:
+        raise _failed(f"{actual}: {exc.strerror or exc}", path=actual) from None
+    except sqlite3.Error as exc:
+        raise _failed(f"{actual}: {exc}", path=actual) from None
+    try:
+        decision = _initialize(conn, actual, journal_mode)
+    except SessionQueryError:
+        conn.close()
+        raise
+    except sqlite3.Error as exc:
+        conn.close()
+        raise _failed(f"{actual}: {exc}", path=actual) from None
+    return IndexStore(conn, actual, decision)
+
+
+def _read_decision(conn: sqlite3.Connection) -> OpenDecision:
+    application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    user_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    return decide(application_id, user_version, _user_tables(conn))
+
+
+def _initialize(conn: sqlite3.Connection, path: str, journal_mode: str) -> OpenDecision:
+    decision = _read_decision(conn)
+    if decision.action == "refuse":
+        raise _failed(refusal_message(path, decision), path=path, reason=decision.reason)
+    if path != MEMORY:  # only after foreign files were refused
+        conn.execute(f"PRAGMA journal_mode = {journal_mode.upper()}")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        decision = _read_decision(conn)  # again, under the write lock
+        if decision.action == "refuse":
+            raise _failed(refusal_message(path, decision), path=path, reason=decision.reason)
+        if decision.action == "rebuild":
+            for name in decision.tables:
+                if name in DERIVED_TABLES and not name.startswith("docs_"):
+                    conn.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
+            for name in _user_tables(conn):  # shadow tables left behind by a broken FTS table
+                conn.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
+            conn.execute("PRAGMA user_version = 0")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        for statement in _SCHEMA:
+            conn.execute(statement)
+        conn.execute("INSERT OR IGNORE INTO index_state (singleton, instance, global_generation) "
+                     "VALUES (1, ?, 0)", (str(uuid.uuid4()),))
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return decision
