@@ -9,7 +9,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from . import __version__, memory_cli, query_cli, reference_cli
+from . import (
+    __version__,
+    compact_cli,
+    goal_cli,
+    memory_cli,
+    query_cli,
+    reference_cli,
+)
 from .reference.problems import Problem
 from .reference.session.folding import fold_path
 from .reference.session.levels import Level
@@ -52,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     memory_cli.add_parser(sub)
     reference_cli.add_parser(sub)
     query_cli.add_parser(sub)
+    compact_cli.add_parser(sub)
+    goal_cli.add_parser(sub)
     return parser
 
 
@@ -151,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     handlers = {"validate": _cmd_validate, "fold": _cmd_fold, "repair": _cmd_repair,
                 "memory": memory_cli.run, "reference": reference_cli.run,
-                "query": query_cli.run}
+                "query": query_cli.run, "compact": compact_cli.run, "goal": goal_cli.run}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

@@ -1,0 +1,218 @@
+"""``dshkit compact``: plan a compaction of a stored log, or append one (spec chapter
+``compaction/planner``). Exit codes: 0 planned (and written or printed), 1 refused or nothing
+to apply, 2 usage or I/O error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .reference.compaction import (
+    TRIGGERS,
+    CompactionError,
+    DigestSummarizer,
+    FixedSummarizer,
+    Plan,
+    PruneConfig,
+    Summarizer,
+    plan,
+    resolve_config,
+    resolve_prune_config,
+)
+from .reference.compaction.apply import apply_to_path, read_log
+
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+_IO_CODES = frozenset({"CMP_LOG_UNREADABLE", "CMP_WRITE_FAILED", "CMP_APPLY_USAGE",
+                       "CMP_NOT_WRITABLE", "CMP_OUTPUT_EXISTS"})
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="session log (JSONL, zstd or JSON array)")
+    parser.add_argument("--context-window", type=int, metavar="N",
+                        help="model context window in tokens (default: the log's latest "
+                        "request/context contextWindow)")
+    parser.add_argument("--trigger", choices=TRIGGERS, default=None,
+                        help="pressure (default), context-overflow, manual, or region "
+                        "(implied by --region)")
+    parser.add_argument("--region", metavar="START:END",
+                        help="compact this explicit span of surface seqs")
+    parser.add_argument("--config", metavar="FILE", help="BasicCompactionConfig JSON file")
+    parser.add_argument("--prune-config", metavar="FILE", help="ToolResultPruneConfig JSON file")
+    parser.add_argument("--no-prune", action="store_true", help="leave the pruner out")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse automatic triggers when no turn is open (as DSH does)")
+    parser.add_argument("--pressure-tokens", type=int, metavar="N",
+                        help="use this provider-measured pressure instead of the estimate")
+    parser.add_argument("--source-command-id", help="sourceCommandId of a manual compaction")
+    parser.add_argument("--compaction-id", action="append", default=[],
+                        help="compaction id to use (repeatable; default: derived)")
+    parser.add_argument("--time", type=int, help="time (epoch ms) of the new events "
+                        "(default: now)")
+    parser.add_argument("--provider", default="dshkit",
+                        help="provider recorded for a --summary-file summary")
+    parser.add_argument("--model", default="caller-supplied",
+                        help="model recorded for a --summary-file summary")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def add_parser(sub: Any) -> None:
+    compact = sub.add_parser("compact", help="plan or apply a compaction of a session log")
+    ops = compact.add_subparsers(dest="op", required=True, metavar="OPERATION")
+    plan_p = ops.add_parser("plan", help="print what a compaction would append")
+    _common(plan_p)
+    plan_p.add_argument("--summary-file", metavar="F",
+                        help="summary text (default: the deterministic digest summarizer)")
+    plan_p.add_argument("--messages", action="store_true",
+                        help="with --json, include the derived messages after the plan")
+    apply_p = ops.add_parser("apply", help="append a compaction with the given summary")
+    _common(apply_p)
+    apply_p.add_argument("--summary-file", metavar="F", required=True,
+                         help="summary text, or - for standard input")
+    target = apply_p.add_mutually_exclusive_group()
+    target.add_argument("--write", action="store_true", help="append to PATH in place")
+    target.add_argument("--output", metavar="NEW", help="write a new log file NEW")
+
+
+def _read_json(path: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise _UsageError(f"{path} is not JSON: {exc}") from None
+
+
+def _summary_text(path: str) -> str:
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise _UsageError(f"{path} is not UTF-8 text") from None
+
+
+def _region(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    start, sep, end = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        return int(start), int(end)
+    except ValueError:
+        raise _UsageError(f"--region must be START:END (two seqs), got {text!r}") from None
+
+
+def _planner(args: argparse.Namespace) -> tuple[Any, str]:
+    region = _region(args.region)
+    trigger = args.trigger or ("region" if region is not None else "pressure")
+    if region is not None and trigger != "region":
+        raise _UsageError("--region goes with --trigger region")
+    config = resolve_config(_read_json(args.config) if args.config else None)
+    prune: PruneConfig | None = None
+    if not args.no_prune:
+        prune = resolve_prune_config(_read_json(args.prune_config) if args.prune_config
+                                     else None)
+    summarizer: Summarizer
+    if args.summary_file:
+        summarizer = FixedSummarizer(_summary_text(args.summary_file), provider=args.provider,
+                                     model=args.model)
+    else:
+        summarizer = DigestSummarizer()
+    now = args.time if args.time is not None else int(time.time() * 1000)
+
+    def run(events: list[dict[str, Any]]) -> Plan:
+        return plan(events, args.context_window, trigger=trigger, config=config, prune=prune,
+                    summarizer=summarizer, region=region,
+                    source_command_id=args.source_command_id,
+                    compaction_ids=args.compaction_id, time=now, standalone=not args.strict,
+                    pressure_tokens=args.pressure_tokens)
+
+    return run, trigger
+
+
+def _emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def _print_plan(path: str, result: Plan) -> None:
+    print(f"{path}: trigger {result.trigger}: {result.outcome}"
+          + (f" ({result.reason})" if result.reason else ""))
+    if result.pressure is not None:
+        spec = result.pressure
+        print(f"  context window {spec.context_window}: threshold {spec.threshold_tokens}, "
+              f"retain {spec.retain_tokens} tokens")
+    if result.before is not None and result.after is not None:
+        print(f"  estimate: {result.before.total_tokens} -> {result.after.total_tokens} tokens "
+              f"({len(result.before.nodes)} -> {len(result.after.nodes)} surface nodes)")
+    for item in result.prunes:
+        print(f"  prune tool result {item['originalSeq']}: {item['charsBefore']} -> "
+              f"{item['charsAfter']} code points")
+    for item in result.compactions:
+        span = item["shadowedRange"]
+        print(f"  compact {len(item['shadowedSeqs'])} nodes {span['start']}..{span['end']} "
+              f"(~{item['shadowedTokenCount']} tokens) into checkpoint {item['checkpointSeq']} "
+              f"(~{item['framedTokens']} tokens)")
+    if result.failure is not None:
+        print(f"  failed ({result.failure.kind}): {result.failure.message}")
+    for warning in result.warnings:
+        print(f"  warning: {warning}")
+    if result.events:
+        print(f"  events to append: {result.events[0]['seq']}..{result.events[-1]['seq']}")
+
+
+def _refused(args: argparse.Namespace, error: CompactionError) -> int:
+    if args.json:
+        _emit({"path": args.path, "valid": False, "error": error.to_json()})
+    else:
+        print(f"{args.path}: {error.code} [{error.requirement}]: {error.message}",
+              file=sys.stderr)
+    return EXIT_USAGE if error.code in _IO_CODES else EXIT_REFUSED
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        planner, _ = _planner(args)
+        if args.op == "plan":
+            events, _reader = read_log(args.path)
+            result = planner(events)
+            if args.json:
+                _emit({"path": args.path, "valid": True,
+                       "plan": result.to_json(messages=args.messages)})
+            else:
+                _print_plan(args.path, result)
+            return EXIT_OK
+        report = apply_to_path(args.path, planner, write=args.write, output=args.output)
+    except _UsageError as exc:
+        if args.json:
+            _emit({"path": args.path, "valid": False,
+                   "error": {"code": "USAGE", "message": str(exc)}})
+        else:
+            print(f"dshkit compact: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except CompactionError as exc:
+        return _refused(args, exc)
+    if args.json:
+        _emit(report.to_json())
+        return EXIT_OK
+    assert report.plan is not None
+    _print_plan(args.path, report.plan)
+    if report.written:
+        print(f"{report.written}: appended {len(report.plan.events)} events", file=sys.stderr)
+    else:
+        for event in report.plan.events:
+            print(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+    return EXIT_OK
+
+
+__all__ = ["add_parser", "run"]
