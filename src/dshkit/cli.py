@@ -11,6 +11,7 @@ from typing import Any
 
 from . import (
     __version__,
+    adapters_cli,
     compact_cli,
     goal_cli,
     memory_cli,
@@ -61,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     query_cli.add_parser(sub)
     compact_cli.add_parser(sub)
     goal_cli.add_parser(sub)
+    adapters_cli.add_parser(sub)
     return parser
 
 
@@ -160,7 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     handlers = {"validate": _cmd_validate, "fold": _cmd_fold, "repair": _cmd_repair,
                 "memory": memory_cli.run, "reference": reference_cli.run,
-                "query": query_cli.run, "compact": compact_cli.run, "goal": goal_cli.run}
+                "query": query_cli.run, "compact": compact_cli.run, "goal": goal_cli.run,
+                "adapt": adapters_cli.run}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:
