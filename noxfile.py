@@ -21,7 +21,7 @@ def tests(session: nox.Session) -> None:
 def conformance(session: nox.Session) -> None:
     """Run the conformance kit against the reference (or ``-- --impl ...``)."""
     session.install(".")
-    session.run("dshkit-conformance", *session.posargs)
+    session.run("dshkit", "conformance", *session.posargs)
 
 
 @nox.session(python=PYTHON)

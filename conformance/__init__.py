@@ -1,1 +1,17 @@
-"""The dshkit conformance kit (importable as ``dshkit.conformance``)."""
+"""The dshkit conformance kit (importable as ``dshkit.conformance``).
+
+Modules, by job:
+
+- ``vectors`` (loading cases), ``registry`` (suite discovery), ``suites/`` (one module per
+  suite: ``session_log``, ``memory``, ...), ``kitdata`` (manifest, digests, requirement index);
+- ``interface`` (what an implementation offers), ``runner`` (running cases, ``--impl``),
+  ``harness_client`` / ``harness_server`` / ``harness_reference`` (the JSON-lines harness
+  protocol), ``memory_driver`` (memory programs against a Python provider), ``reference_impl``
+  and ``model_impl`` (the two built-in implementations);
+- ``baseline`` (expected failures), ``coverage`` (traceability), ``report`` (JSON, JUnit,
+  Markdown, console), ``console`` (the command line), ``lint`` (self-lint and maintenance);
+- ``strategies``, ``properties`` and ``memory_model`` (property tests for third parties);
+- ``pytest_plugin`` (``pytest --dshkit-impl ...``).
+
+The specification of the kit is ``spec/conformance/kit.md`` and ``harness.md``.
+"""

@@ -1,136 +1,240 @@
-"""Run the vectors against an implementation and report (``dshkit-conformance``)."""
+"""Run the vectors against an implementation (``dshkit conformance``, ``dshkit-conformance``).
+
+:func:`run_case` runs one case; :func:`run_kit` runs a selection and applies a baseline;
+:func:`load_implementation` turns ``--impl`` into an implementation:
+
+- ``py:package.module:factory`` (the factory is called with no arguments);
+- ``cmd:<command line>`` (a subprocess harness, chapter ``conformance/harness``);
+- ``reference`` (the default) and ``model`` (the memory model) as shorthands.
+"""
 
 from __future__ import annotations
 
-import argparse
+import fnmatch
 import importlib
-import json
+import shlex
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
 
-from .interface import JsonObject, SessionLogImplementation
+from .baseline import Baseline, BaselineEntry
+from .interface import (
+    Approver,
+    Implementation,
+    JsonObject,
+    NotSupported,
+    SessionLogImplementation,
+)
+from .registry import Registry, Suite, covers, registry, result_of
 from .vectors import Case, load_cases
 
+__all__ = ["CaseOutcome", "KitError", "RunResult", "load_implementation", "main",
+           "run_case", "run_kit", "select_cases"]
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+STATUSES = ("passed", "failed", "errored", "skipped", "not_applicable")
+
+
+class KitError(Exception):
+    """A problem that stops the whole run (bad ``--impl``, a harness that cannot start)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(slots=True)
+class CaseOutcome:
     case: Case
-    status: str  # "pass" | "fail" | "error" | "skip"
+    status: str  # one of STATUSES
     detail: str = ""
+    duration: float = 0.0
+    capabilities: tuple[str, ...] = ()
+    stderr: str = ""
+    expected: bool = False  # listed in the baseline and failed as listed
+    baseline: BaselineEntry | None = None
+
+    @property
+    def unexpected(self) -> bool:
+        """Counts against the run: failed, errored or skipped, and not in the baseline."""
+        return self.status in ("failed", "errored", "skipped") and not self.expected
 
 
-def run_case(impl: SessionLogImplementation, case: Case) -> Outcome:
-    params = case.params
-    session_id = params.get("sessionId")
-    try:
-        if case.operation == "validate":
-            result = impl.validate(case.input, params.get("level", "load"), session_id)
-        elif case.operation == "fold":
-            result = impl.fold(case.input, params.get("repair", True), session_id)
-        elif case.operation == "repair":
-            result = impl.repair(case.input, session_id)
-        elif case.operation == "load":
-            result = impl.load(case.input, session_id)
-        else:
-            return Outcome(case, "error", f"unknown operation {case.operation!r}")
-    except NotImplementedError:
-        return Outcome(case, "skip", f"{case.operation} not supported by the implementation")
-    except Exception as exc:  # an implementation crash marks the case, not the run
-        return Outcome(case, "error", f"{type(exc).__name__}: {exc}")
-    mismatch = compare(case.expect, result)
-    return Outcome(case, "fail", mismatch) if mismatch else Outcome(case, "pass")
+@dataclass(slots=True)
+class RunResult:
+    implementation: Implementation
+    outcomes: list[CaseOutcome]
+    stale: list[dict[str, str]] = field(default_factory=list)
+    problems: dict[str, str] = field(default_factory=dict)
+    started: float = 0.0
+    duration: float = 0.0
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def ok(self) -> bool:
+        return not self.stale and not any(o.unexpected for o in self.outcomes)
 
 
-def compare(expect: JsonObject, result: JsonObject) -> str:
-    """An empty string when ``result`` meets ``expect``, else what differs."""
-    if result.get("valid") is not expect["valid"]:
-        got = result.get("error") if not result.get("valid") else "valid"
-        return f"expected valid={expect['valid']}, got {json.dumps(got)}"
-    if not expect["valid"]:
-        want = expect["error"]
-        error = result.get("error") or {}
-        for key in ("code", "seq", "line"):
-            if key in want and error.get(key) != want[key]:
-                return f"expected error {key} {want[key]!r}, got {error.get(key)!r} " \
-                       f"({error.get('message', '')})"
-        return ""
-    for key in ("nodes", "shadowed", "messages", "closers", "events"):
-        if key in expect and result.get(key) != expect[key]:
-            return f"{key}: expected {json.dumps(expect[key])}, got {json.dumps(result.get(key))}"
-    if "messageIds" in expect:
-        ids = [m.get("id") for m in result.get("messages", [])]
-        if ids != expect["messageIds"]:
-            return f"messageIds: expected {expect['messageIds']}, got {ids}"
-    if "closerTypes" in expect:
-        types = [c.get("type") for c in result.get("closers", [])]
-        if types != expect["closerTypes"]:
-            return f"closerTypes: expected {expect['closerTypes']}, got {types}"
-    return ""
+# -- implementations ----------------------------------------------------------------------------
+
+class _LegacySessionLog:
+    """Adapts the first interface (four session-log methods) to :class:`Implementation`."""
+
+    def __init__(self, impl: SessionLogImplementation) -> None:
+        self._impl = impl
+        self.name = impl.name
+        self.version = str(getattr(impl, "version", "unknown"))
+        self.language = str(getattr(impl, "language", "python"))
+        self.capabilities: tuple[str, ...] = ("session-log",)
+
+    def run(self, operation: str, input: JsonObject, params: JsonObject,
+            approver: Approver | None = None) -> JsonObject:
+        session_id = params.get("sessionId")
+        if operation == "validate":
+            return self._impl.validate(input, params.get("level", "load"), session_id)
+        if operation == "fold":
+            return self._impl.fold(input, params.get("repair", True), session_id)
+        if operation == "repair":
+            return self._impl.repair(input, session_id)
+        if operation == "load":
+            return self._impl.load(input, session_id)
+        raise NotSupported(f"{operation} is not a session-log operation")
 
 
-def load_implementation(spec: str) -> SessionLogImplementation:
-    """``py:package.module:factory`` (the factory returns the implementation)."""
+def load_implementation(spec: str, *, timeout: float = 30.0) -> Implementation:
+    """``py:module:factory``, ``cmd:command line``, ``reference`` or ``model``."""
+    if spec in ("reference", "ref"):
+        spec = "py:dshkit.conformance.reference_impl:create"
+    elif spec == "model":
+        spec = "py:dshkit.conformance.model_impl:create"
     if spec.startswith("py:"):
         module_name, _, factory = spec[3:].partition(":")
-        module = importlib.import_module(module_name)
-        impl = getattr(module, factory or "create")()
-        if not isinstance(impl, SessionLogImplementation):
-            raise SystemExit(f"{spec} does not provide the SessionLogImplementation interface")
-        return impl
-    raise SystemExit(f"unsupported --impl {spec!r}; use py:module:factory")
+        try:
+            module = importlib.import_module(module_name)
+            impl = getattr(module, factory or "create")()
+        except Exception as exc:
+            raise KitError("IMPL_UNAVAILABLE",
+                           f"cannot create {spec}: {type(exc).__name__}: {exc}") from exc
+        if isinstance(impl, Implementation):
+            return impl
+        if isinstance(impl, SessionLogImplementation):
+            return cast(Implementation, _LegacySessionLog(impl))
+        raise KitError("IMPL_INVALID", f"{spec} provides neither run() with name, version and "
+                       "capabilities nor the session-log methods")
+    if spec.startswith("cmd:"):
+        from .harness_client import SubprocessImplementation
+
+        argv = shlex.split(spec[4:])
+        if not argv:
+            raise KitError("IMPL_INVALID", "cmd: needs a command line")
+        return SubprocessImplementation(argv, timeout=timeout)
+    raise KitError("IMPL_INVALID", f"unsupported --impl {spec!r}; use py:module:factory, "
+                   "cmd:<command line>, reference or model")
 
 
-def requirement_ids() -> list[dict[str, Any]]:
-    from importlib import resources
+# -- running ------------------------------------------------------------------------------------
 
-    index = resources.files("dshkit.conformance") / "requirements.json"
-    if not index.is_file():
-        return []
-    data: dict[str, Any] = json.loads(index.read_text(encoding="utf-8"))
-    return list(data["requirements"])
+def _call(impl: Implementation, case: Case, approver: Approver | None) -> Any:
+    runner: Callable[..., Any] | None = getattr(impl, "run_request", None)
+    if runner is not None:  # transports that want the case id (subprocess harnesses)
+        return runner(case.request(), approver)
+    if approver is None:
+        return impl.run(case.operation, case.input, case.params)
+    return impl.run(case.operation, case.input, case.params, approver)
+
+
+def _stderr(impl: Implementation) -> str:
+    """What a subprocess harness wrote to stderr during the last case."""
+    take: Callable[[], str] | None = getattr(impl, "take_stderr", None)
+    return take() if take is not None else ""
+
+
+def run_case(impl: Implementation, case: Case, suites: Registry | None = None,
+             declared: Iterable[str] | None = None) -> CaseOutcome:
+    """Run one case and compare its result; never raises for an implementation's fault."""
+    known = suites if suites is not None else registry()
+    suite: Suite | None = known.suites.get(case.suite)
+    if suite is None:
+        return CaseOutcome(case, "errored", f"no suite module for suite {case.suite!r}")
+    needed = suite.requires(case)
+    capabilities = tuple(impl.capabilities if declared is None else declared)
+    if not all(covers(capabilities, c) for c in needed):
+        missing = [c for c in needed if not covers(capabilities, c)]
+        return CaseOutcome(case, "not_applicable", f"needs {', '.join(missing)}",
+                           capabilities=needed)
+    make = getattr(suite.module, "make_approver", None)
+    approver = make(case.to_json()) if make is not None else None
+    start = time.perf_counter()
+    try:
+        raw = _call(impl, case, approver)
+    except NotSupported as exc:
+        return CaseOutcome(case, "skipped", str(exc) or "not supported",
+                           time.perf_counter() - start, needed)
+    except Exception as exc:  # a crash marks the case, never the run
+        detail = getattr(exc, "detail", None) or f"{type(exc).__name__}: {exc}"
+        return CaseOutcome(case, "errored", str(detail), time.perf_counter() - start, needed,
+                           stderr=_stderr(impl))
+    duration = time.perf_counter() - start
+    stderr = _stderr(impl)
+    result = result_of(raw)
+    attach = getattr(suite.module, "attach", None)
+    if approver is not None and attach is not None:
+        result = attach(result, approver)
+    try:
+        mismatch = suite.compare(case.expect, result)
+    except Exception as exc:
+        return CaseOutcome(case, "failed", f"result not comparable: {type(exc).__name__}: {exc}",
+                           duration, needed, stderr)
+    if mismatch:
+        return CaseOutcome(case, "failed", mismatch, duration, needed, stderr)
+    return CaseOutcome(case, "passed", "", duration, needed, stderr)
+
+
+def select_cases(cases: Sequence[Case], suites: Sequence[str] | None = None,
+                 patterns: Sequence[str] | None = None) -> list[Case]:
+    chosen = [c for c in cases if not suites or c.suite in suites]
+    if patterns:
+        chosen = [c for c in chosen if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+    return chosen
+
+
+def run_kit(impl: Implementation, cases: Sequence[Case] | None = None, *,
+            baseline: Baseline | None = None, suites: Registry | None = None,
+            progress: Callable[[CaseOutcome], None] | None = None,
+            all_ids: Iterable[str] | None = None, retired: Iterable[str] = ()) -> RunResult:
+    """Run cases (default: every case of the kit) and apply the baseline."""
+    known = suites if suites is not None else registry()
+    selected = list(cases) if cases is not None else load_cases()
+    started = time.time()
+    clock = time.perf_counter()
+    outcomes: list[CaseOutcome] = []
+    for case in selected:
+        outcome = run_case(impl, case, known)
+        outcomes.append(outcome)
+        if progress is not None:
+            progress(outcome)
+    stale: list[dict[str, str]] = []
+    if baseline is not None:
+        kit_ids = set(all_ids) if all_ids is not None else {c.id for c in load_cases()}
+        stale = baseline.apply(outcomes, kit_ids=kit_ids, retired=set(retired))
+    return RunResult(impl, outcomes, stale, dict(known.problems), started,
+                     time.perf_counter() - clock)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dshkit-conformance",
-                                     description="Run the dshkit conformance vectors.")
-    parser.add_argument("--impl", default="py:dshkit.conformance.reference_impl:create",
-                        help="implementation under test (default: the reference)")
-    parser.add_argument("--suite", help="only this suite (e.g. session-log)")
-    parser.add_argument("--json", metavar="FILE", help="write a JSON report")
-    parser.add_argument("-v", "--verbose", action="store_true", help="list every case")
-    args = parser.parse_args(argv)
-    impl = load_implementation(args.impl)
-    cases = load_cases(args.suite)
-    outcomes = [run_case(impl, case) for case in cases]
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("pass", "fail", "error", "skip")}
-    for outcome in outcomes:
-        if args.verbose or outcome.status in ("fail", "error"):
-            print(f"{outcome.status.upper():5} {outcome.case.id}: {outcome.detail}".rstrip(": "))
-    covered = {r for o in outcomes for r in o.case.requirements}
-    known = requirement_ids()
-    musts = [r["id"] for r in known if r["level"] in ("MUST", "MUST NOT")]
-    uncovered = [r for r in musts if r not in covered]
-    print(f"implementation: {impl.name}")
-    print(f"cases: {len(outcomes)}  " + "  ".join(f"{k}: {v}" for k, v in counts.items()))
-    if known:
-        print(f"requirements covered: {len(covered & {r['id'] for r in known})}/{len(known)}; "
-              f"MUST without a case: {len(uncovered)}")
-        if args.verbose and uncovered:
-            print("  " + " ".join(uncovered))
-    print(f"{counts['pass']} passed, {counts['fail'] + counts['error']} failed")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({
-                "implementation": impl.name,
-                "counts": counts,
-                "cases": [{"id": o.case.id, "status": o.status, "detail": o.detail,
-                           "requirements": list(o.case.requirements)} for o in outcomes],
-                "uncoveredMust": uncovered,
-            }, out, indent=2)
-            out.write("\n")
-    return 0 if counts["fail"] == counts["error"] == 0 else 1
+    """The ``dshkit-conformance`` console script (same options as ``dshkit conformance``)."""
+    from .console import build_parser, execute
+
+    parser = build_parser("dshkit-conformance")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else 2
+    return execute(args)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """Every session-log conformance vector against the reference implementation.
 
-A case tagged ``reference-bug`` records a disagreement between the reference and the
-specification (the vector follows the specification); it is expected to fail, strictly, so a
-fix in the reference shows up as an unexpected pass and the tag gets removed.
+The cases run through the kit's runner and the ``session-log`` suite module, exactly as
+``dshkit conformance --suite session-log`` runs them. A case tagged ``reference-bug`` records
+a disagreement between the reference and the specification (the vector follows the
+specification); it is expected to fail, strictly, so a fix in the reference shows up as an
+unexpected pass and the tag gets removed.
 """
 
 from __future__ import annotations
@@ -14,17 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from dshkit.conformance.interface import OPERATIONS
 from dshkit.conformance.reference_impl import create
 from dshkit.conformance.runner import run_case
+from dshkit.conformance.suites import session_log
 from dshkit.conformance.vectors import Case, load_cases
+from dshkit.spec_index import build_index
 
 REPO = Path(__file__).resolve().parents[1]
-REQUIREMENTS_JSON = REPO / "spec" / "requirements.json"
 CASE_ID = re.compile(r"^ses-[a-z0-9-]+$")
 SESSION_SUITE = "session-log"
 
 CASES: list[Case] = load_cases(SESSION_SUITE)
+REFERENCE = create()
 
 
 def _param(case: Case) -> object:
@@ -36,8 +39,16 @@ def _param(case: Case) -> object:
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_case_passes_against_reference(case: Case) -> None:
-    outcome = run_case(create(), case)
-    assert outcome.status == "pass", f"{case.file}: {outcome.status}: {outcome.detail}"
+    outcome = run_case(REFERENCE, case)
+    assert outcome.status == "passed", f"{case.file}: {outcome.status}: {outcome.detail}"
+
+
+def test_suite_module_contract() -> None:
+    assert session_log.SUITE == SESSION_SUITE == session_log.CAPABILITY
+    assert set(session_log.OPERATIONS) == {c.operation for c in CASES}
+    case = CASES[0]
+    result = session_log.reference(case.operation, case.input, case.params)
+    assert session_log.compare(case.expect, result) == ""
 
 
 def test_suite_is_substantial() -> None:
@@ -59,7 +70,7 @@ def test_case_ids_are_unique_and_well_formed() -> None:
 def test_cases_are_well_formed() -> None:
     for case in CASES:
         assert case.requirements, case.id
-        assert case.operation in OPERATIONS, case.id
+        assert case.operation in session_log.OPERATIONS, case.id
         assert len(case.input) == 1 and next(iter(case.input)) in ("events", "text", "base64"), \
             case.id
         assert isinstance(case.expect.get("valid"), bool), case.id
@@ -82,10 +93,6 @@ def test_vector_files_are_two_space_json() -> None:
 
 
 def test_requirement_ids_exist() -> None:
-    if not REQUIREMENTS_JSON.is_file():
-        pytest.skip(f"{REQUIREMENTS_JSON.relative_to(REPO)} not generated yet "
-                    "(python -m dshkit.spec_index); requirement ids not checked")
-    index = json.loads(REQUIREMENTS_JSON.read_text(encoding="utf-8"))
-    known = {r["id"] for r in index["requirements"]}
+    known = {r.id for r in build_index(REPO / "spec")}
     unknown = sorted({f"{c.id}: {r}" for c in CASES for r in c.requirements if r not in known})
     assert not unknown, unknown

@@ -31,20 +31,25 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
          "-w", str(dist), str(ROOT)],
         check=True,
-        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        env={**_clean_env(), "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
     )
     wheel = next(dist.glob("dshkit-*.whl"))
     env_dir = work / "venv"
     venv.EnvBuilder(with_pip=False, system_site_packages=True).create(env_dir)
     python = env_dir / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "-q", str(wheel)],
-                   check=True)
+                   check=True, env=_clean_env())
     return python
+
+
+def _clean_env() -> dict[str, str]:
+    """The environment without PYTHONPATH, so only the installed wheel can be imported."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 def _run(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(python), *args], capture_output=True, text=True, cwd=cwd,
-                          check=False)
+                          check=False, env=_clean_env())
 
 
 def test_installed_wheel_validates_a_log(installed: Path, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from . import (
     __version__,
     adapters_cli,
     compact_cli,
+    conformance_cli,
     goal_cli,
     memory_cli,
     query_cli,
@@ -63,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     compact_cli.add_parser(sub)
     goal_cli.add_parser(sub)
     adapters_cli.add_parser(sub)
+    conformance_cli.add_parser(sub)
     return parser
 
 
@@ -163,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {"validate": _cmd_validate, "fold": _cmd_fold, "repair": _cmd_repair,
                 "memory": memory_cli.run, "reference": reference_cli.run,
                 "query": query_cli.run, "compact": compact_cli.run, "goal": goal_cli.run,
-                "adapt": adapters_cli.run}
+                "adapt": adapters_cli.run, "conformance": conformance_cli.run}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

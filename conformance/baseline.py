@@ -1,0 +1,113 @@
+"""Expected failures owned by an implementation (schema ``conformance/v1/baseline.json``).
+
+A baseline lists case ids that are known to fail, each with a reason. A listed case that fails
+(or errors, or is skipped) as listed does not fail the run; everything else about a listed
+entry is **stale** and fails the run: the case passed, is not applicable, failed with another
+status than the one listed, is unknown to the kit, is a retired id, or the entry expired.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .runner import CaseOutcome
+
+__all__ = ["Baseline", "BaselineEntry", "BaselineError", "load_baseline"]
+
+
+class BaselineError(ValueError):
+    """The baseline file is unreadable or does not follow its schema."""
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineEntry:
+    id: str
+    reason: str
+    issue: str | None = None
+    status: str | None = None  # failed | errored | skipped; any of them when absent
+    expires: dt.date | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "reason": self.reason}
+        if self.issue:
+            out["issue"] = self.issue
+        if self.status:
+            out["status"] = self.status
+        if self.expires:
+            out["expires"] = self.expires.isoformat()
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    entries: dict[str, BaselineEntry]
+    source: str = ""
+
+    @classmethod
+    def from_json(cls, document: Any, source: str = "") -> Baseline:
+        from dshkit import schemas
+
+        problems = schemas.errors("conformance/v1/baseline.json", document)
+        if problems:
+            first = problems[0]
+            where = "/" + "/".join(str(p) for p in first.absolute_path)
+            raise BaselineError(f"{source or 'baseline'}: {first.message} at {where}")
+        entries: dict[str, BaselineEntry] = {}
+        for raw in document["expectedFailures"]:
+            if raw["id"] in entries:
+                raise BaselineError(f"{source or 'baseline'}: {raw['id']} is listed twice")
+            expires = dt.date.fromisoformat(raw["expires"]) if raw.get("expires") else None
+            entries[raw["id"]] = BaselineEntry(raw["id"], raw["reason"], raw.get("issue"),
+                                               raw.get("status"), expires)
+        return cls(entries, source)
+
+    def apply(self, outcomes: Sequence[CaseOutcome], *, kit_ids: set[str],
+              retired: set[str], today: dt.date | None = None) -> list[dict[str, str]]:
+        """Mark expected failures on ``outcomes``; return the stale entries."""
+        day = today or dt.date.today()
+        stale: list[dict[str, str]] = []
+        ran = {o.case.id: o for o in outcomes}
+        for entry in self.entries.values():
+            outcome = ran.get(entry.id)
+            if outcome is None:
+                if entry.id in retired:
+                    stale.append({"id": entry.id, "problem": "the id is retired (tombstoned)"})
+                elif entry.id not in kit_ids:
+                    stale.append({"id": entry.id, "problem": "no case of the kit has this id"})
+                continue  # a known case outside this run's selection
+            outcome.baseline = entry
+            if entry.expires is not None and entry.expires < day:
+                stale.append({"id": entry.id,
+                              "problem": f"the entry expired on {entry.expires.isoformat()}"})
+            elif outcome.status == "passed":
+                stale.append({"id": entry.id, "problem": "listed as failing, but it passed"})
+            elif outcome.status == "not_applicable":
+                stale.append({"id": entry.id, "problem": "listed, but not applicable to the "
+                              "declared capabilities"})
+            elif entry.status is not None and outcome.status != entry.status:
+                stale.append({"id": entry.id, "problem": f"listed as {entry.status}, but it "
+                              f"{outcome.status}"})
+            else:
+                outcome.expected = True
+        return stale
+
+
+def load_baseline(path: str | Path) -> Baseline:
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BaselineError(f"cannot read baseline {path}: {exc}") from exc
+    return Baseline.from_json(document, str(path))
+
+
+def baseline_from(outcomes: Iterable[CaseOutcome], reason: str) -> dict[str, Any]:
+    """A baseline document listing every unsuccessful outcome (to start one from a run)."""
+    return {"expectedFailures": [
+        {"id": o.case.id, "reason": reason, "status": o.status}
+        for o in outcomes if o.status in ("failed", "errored", "skipped")]}

@@ -1,0 +1,159 @@
+"""Options and execution shared by ``dshkit conformance`` and ``dshkit-conformance``.
+
+Exit status: 0 every applicable case passed (or failed as the baseline lists) and no baseline
+entry is stale; 1 otherwise; 2 usage or I/O problems (bad ``--impl``, a harness that cannot
+start, an unreadable baseline, a report that cannot be written). Never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+from dshkit import __version__
+
+from .baseline import BaselineError, load_baseline
+from .coverage import coverage
+from .kitdata import KIT_NAME, digests, manifest, requirements, spec_versions
+from .registry import registry
+from .report import build_report, console_lines, to_junit, to_markdown
+from .runner import KitError, load_implementation, run_kit, select_cases
+from .vectors import load_cases, load_files
+
+__all__ = ["add_arguments", "build_parser", "execute"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--impl", default="reference", metavar="IMPL",
+                        help="implementation under test: py:module:factory, 'cmd:<command "
+                             "line>' (a JSON-lines harness), reference (default) or model")
+    parser.add_argument("--suite", action="append", default=[], metavar="SUITE",
+                        help="only this suite (repeatable), e.g. session-log, memory")
+    parser.add_argument("--case", action="append", default=[], metavar="GLOB",
+                        help="only case ids matching this glob (repeatable)")
+    parser.add_argument("--baseline", metavar="PATH", help="expected failures (JSON)")
+    parser.add_argument("--timeout", type=float, default=30.0, metavar="S",
+                        help="per-case timeout for subprocess harnesses (default 30)")
+    parser.add_argument("--report", metavar="PATH", help="write the JSON report")
+    parser.add_argument("--junit", metavar="PATH", help="write JUnit XML")
+    parser.add_argument("--markdown", metavar="PATH", help="write a Markdown summary")
+    parser.add_argument("--seed", type=int, metavar="N",
+                        help="hypothesis seed for --properties (default: random, reported)")
+    parser.add_argument("--properties", type=int, default=0, metavar="N",
+                        help="also run the stateful memory property with N examples")
+    parser.add_argument("--counterexamples", metavar="DIR",
+                        help="where a failing property writes its shrunk case as a vector")
+    parser.add_argument("--json", action="store_true",
+                        help="print the JSON report instead of the console summary")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list every case")
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Run the dshkit conformance kit "
+                                     "against an implementation and report.")
+    add_arguments(parser)
+    return parser
+
+
+def _error(args: argparse.Namespace, code: str, message: str) -> int:
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps({"code": code, "message": message}) + "\n")
+    else:
+        sys.stderr.write(f"dshkit conformance: {code}: {message}\n")
+    return EXIT_USAGE
+
+
+def _write(path: str, text: str) -> None:
+    target = Path(path)
+    if target.parent != Path(""):
+        target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+def _kit_block() -> dict[str, Any]:
+    files = load_files()
+    return {"name": KIT_NAME, "version": __version__, "spec_versions": spec_versions(),
+            "vectors": {"files": len(files),
+                        "cases": sum(len(f.document.get("cases", [])) for f in files)}}
+
+
+def _properties(args: argparse.Namespace, impl: Any, seed: int) -> dict[str, Any] | None:
+    if args.properties <= 0:
+        return None
+    from .properties import session_fold_check, stateful_memory_check
+    from .registry import covers
+
+    results: dict[str, Any] = {}
+    declared = list(impl.capabilities)
+    if covers(declared, "memory.protocol"):
+        results["memory-model"] = stateful_memory_check(
+            impl, max_examples=args.properties, seed=seed,
+            counterexample_dir=args.counterexamples)
+    if covers(declared, "session-log.core") and covers(declared, "session-log.invariants"):
+        results["session-fold"] = session_fold_check(
+            impl, max_examples=args.properties, seed=seed,
+            counterexample_dir=args.counterexamples)
+    return results
+
+
+def execute(args: argparse.Namespace) -> int:
+    try:
+        return _execute(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # never a traceback
+        sys.stderr.write(f"dshkit conformance: INTERNAL_ERROR: {type(exc).__name__}: {exc}\n")
+        return EXIT_INTERNAL
+
+
+def _execute(args: argparse.Namespace) -> int:
+    suites = registry()
+    unknown = [s for s in args.suite if s not in suites.suites]
+    if unknown:
+        return _error(args, "SUITE_UNKNOWN", f"unknown suite(s) {', '.join(unknown)}; known: "
+                      f"{', '.join(suites.suites)}")
+    try:
+        baseline = load_baseline(args.baseline) if args.baseline else None
+    except BaselineError as exc:
+        return _error(args, "BASELINE_INVALID", str(exc))
+    try:
+        impl = load_implementation(args.impl, timeout=args.timeout)
+    except KitError as exc:
+        return _error(args, exc.code, exc.message)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    every = load_cases()
+    chosen = select_cases(every, args.suite, args.case)
+    try:
+        run = run_kit(impl, chosen, baseline=baseline, suites=suites,
+                      all_ids=[c.id for c in every],
+                      retired=digests().get("tombstones", {}).keys())
+        property_tests = _properties(args, impl, seed)
+    finally:
+        closer = getattr(impl, "close", None)
+        if callable(closer):
+            closer()
+    traced = coverage(every, requirements().get("requirements", []),
+                      manifest().get("kitVerified", {}))
+    report = build_report(run, suites=suites, connector=args.impl, coverage=traced,
+                          kit=_kit_block(), seed=seed, property_tests=property_tests)
+    try:
+        if args.report:
+            _write(args.report, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        if args.junit:
+            _write(args.junit, to_junit(report))
+        if args.markdown:
+            _write(args.markdown, to_markdown(report))
+    except OSError as exc:
+        return _error(args, "IO_ERROR", f"cannot write a report: {exc}")
+    if args.json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        for line in console_lines(report, verbose=args.verbose):
+            print(line)
+    return EXIT_OK if report["summary"]["ok"] else EXIT_FAILED

@@ -1,0 +1,1 @@
+"""Support for the conformance kit's own tests (deliberately broken implementations)."""

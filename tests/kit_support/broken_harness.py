@@ -1,0 +1,89 @@
+"""A deliberately broken harness: the reference with one fault, for the kit's own tests.
+
+Usage: ``python broken_harness.py MODE [CASE_ID]``, where MODE is
+
+- ``surface``: the fold ignores replacements (shadowed nodes stay current);
+- ``closers``: repair closers get the wrong seq numbers;
+- ``budgets``: memory budgets are not enforced (a refused write is reported as a success);
+- ``crash``: the process exits in the middle of case CASE_ID;
+- ``hang``: the process never answers case CASE_ID;
+- ``garbage``: a line that is not JSON instead of the answer to CASE_ID;
+- ``noisy``: every case writes a line to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from dshkit.conformance.harness_server import serve
+from dshkit.conformance.interface import Approver, JsonObject
+from dshkit.conformance.reference_impl import ReferenceImplementation
+
+MODES = ("surface", "closers", "budgets", "crash", "hang", "garbage", "noisy")
+
+
+class Broken:
+    def __init__(self, mode: str, target: str) -> None:
+        self.reference = ReferenceImplementation()
+        self.mode = mode
+        self.target = target
+        self.name = f"broken-{mode}"
+        self.version = "0.0.1"
+        self.language = "python"
+        self.capabilities: Sequence[str] = self.reference.capabilities
+
+    def run(self, operation: str, input: JsonObject, params: JsonObject,
+            approver: Approver | None = None) -> JsonObject:
+        return self.run_request({"id": "", "operation": operation, "input": input,
+                                 "params": params}, approver)
+
+    def run_request(self, case: JsonObject, approver: Any) -> JsonObject:
+        if case["id"] == self.target:
+            if self.mode == "crash":
+                sys.stderr.write(f"about to crash in {case['id']}\n")
+                sys.stderr.flush()
+                os._exit(3)
+            if self.mode == "hang":
+                time.sleep(3600)
+            if self.mode == "garbage":
+                sys.stdout.write("this is not JSON\n")
+                sys.stdout.flush()
+        if self.mode == "noisy":
+            sys.stderr.write(f"noise from {case['id']}\n")
+            sys.stderr.flush()
+        result = self.reference.run(case["operation"], case["input"], case["params"], approver)
+        return self.damage(case["operation"], result)
+
+    def damage(self, operation: str, result: JsonObject) -> JsonObject:
+        if not result.get("valid"):
+            return result
+        if self.mode == "surface" and operation == "fold" and result.get("shadowed"):
+            result = dict(result)
+            result["nodes"] = sorted(result["nodes"] + result["shadowed"])
+            result["shadowed"] = []
+        elif self.mode == "closers" and operation == "repair" and result.get("closers"):
+            result = dict(result)
+            result["closers"] = [{**c, "seq": c["seq"] + 1} for c in result["closers"]]
+        elif self.mode == "budgets" and operation == "memory.calls":
+            steps = []
+            for step in result["steps"]:
+                if not step["ok"] and step["error"]["code"] == "BUDGET_EXCEEDED":
+                    step = {"ok": True, "result": {"note": "budget not enforced"}}
+                steps.append(step)
+            result = {**result, "steps": steps}
+        return result
+
+
+def main(argv: Sequence[str]) -> int:
+    if not argv or argv[0] not in MODES:
+        sys.stderr.write(f"usage: broken_harness.py {{{','.join(MODES)}}} [CASE_ID]\n")
+        return 2
+    return serve(Broken(argv[0], argv[1] if len(argv) > 1 else ""))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

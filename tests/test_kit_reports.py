@@ -1,0 +1,133 @@
+"""Reports: the JSON report against its schema, JUnit XML, Markdown, the console summary."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dshkit import schemas
+from dshkit.conformance.baseline import Baseline
+from dshkit.conformance.coverage import coverage
+from dshkit.conformance.interface import Approver, JsonObject, NotSupported
+from dshkit.conformance.kitdata import manifest
+from dshkit.conformance.reference_impl import ReferenceImplementation
+from dshkit.conformance.registry import registry
+from dshkit.conformance.report import build_report, console_lines, to_junit, to_markdown
+from dshkit.conformance.runner import main, run_kit
+from dshkit.conformance.vectors import load_cases
+from dshkit.spec_index import build_index
+
+REPO = Path(__file__).resolve().parents[1]
+SELECTION = [c for c in load_cases() if c.id.startswith(("mem-memento-", "mem-sto-", "ses-env-"))]
+KIT = {"name": "dshkit-conformance", "version": "0.1.0",
+       "spec_versions": {"dshkit-spec": "0.1.0"}, "vectors": {"files": 1, "cases": 1}}
+
+
+class Mixed:
+    """Declares memory.protocol and session-log; fails a1, errors a2, skips a3."""
+
+    name, version, language = "mixed", "2.0.0", "python"
+    capabilities = ("memory.protocol", "session-log")
+
+    def __init__(self) -> None:
+        self.reference = ReferenceImplementation()
+
+    def run_request(self, request: JsonObject, approver: Approver | None) -> JsonObject:
+        if request["id"] == "mem-memento-a1":
+            return {"valid": True, "steps": []}
+        if request["id"] == "mem-memento-a2":
+            raise RuntimeError("boom")
+        if request["id"] == "mem-memento-a3":
+            raise NotSupported("later")
+        return self.reference.run(request["operation"], request["input"], request["params"],
+                                  approver)
+
+    def run(self, *args: Any) -> JsonObject:
+        raise AssertionError("unused")
+
+
+def report() -> dict[str, Any]:
+    run = run_kit(Mixed(), SELECTION,
+                  baseline=Baseline.from_json({"expectedFailures": [
+                      {"id": "mem-memento-a3", "reason": "not yet", "issue": "https://x.org/1"}]}))
+    index = [{"id": r.id, "level": r.level} for r in build_index(REPO / "spec")]
+    traced = coverage(load_cases(), index, manifest()["kitVerified"])
+    return build_report(run, suites=registry(), connector="py:tests", coverage=traced, kit=KIT,
+                        seed=42, property_tests={"memory-model": {"ok": True, "examples": 3}})
+
+
+def test_json_report_is_schema_valid_and_counts_right() -> None:
+    data = report()
+    problems = schemas.errors("conformance/v1/report.json", json.loads(json.dumps(data)))
+    assert not problems, [(list(p.absolute_path), p.message) for p in problems[:3]]
+    summary = data["summary"]
+    assert set(data) == {"reportVersion", "kit", "implementation", "summary", "cases"}
+    assert summary["cases"] == len(SELECTION)
+    assert (summary["failed"], summary["errored"], summary["skipped"]) == (1, 1, 1)
+    assert summary["not_applicable"] == 9  # the mem-sto cases that need memory.store
+    assert summary["expected_failures"] == 1 and summary["unexpected"] == 2
+    assert summary["passed"] + 3 + 9 == len(SELECTION)
+    assert summary["ok"] is False and summary["hypothesis_seed"] == 42
+    assert not [r for r in summary["uncovered_requirements"] if r.startswith(("MEM-", "CNF-"))]
+    assert summary["requirements"]["kit_verified"]  # CNF ids verified by the kit itself
+    row = summary["capabilities"]["memory.protocol"]
+    assert row["declared"] and row["not_applicable"] == 9
+    assert row["percent"] == round(100 * row["passed"] / (row["cases"] - 9), 2)
+    store = summary["capabilities"]["memory.store"]
+    assert not store["declared"] and store["percent"] == 0.0
+    records = {c["id"]: c for c in data["cases"]}
+    assert records["mem-memento-a2"]["detail"] == "RuntimeError: boom"
+    assert records["mem-memento-a3"]["baseline"] == {"reason": "not yet", "expected": True,
+                                                     "issue": "https://x.org/1"}
+
+
+def test_junit_is_parseable_and_consistent() -> None:
+    data = report()
+    root = ET.fromstring(to_junit(data).split("\n", 1)[1])
+    assert root.tag == "testsuites"
+    assert int(root.get("tests", "0")) == len(SELECTION)
+    assert (int(root.get("failures", "0")), int(root.get("errors", "0"))) == (1, 1)
+    assert int(root.get("skipped", "0")) == 10  # 9 not applicable, 1 expected failure
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert set(suites) == {"memory", "session-log"}
+    failure = root.find(".//testcase[@name='mem-memento-a1']/failure")
+    assert failure is not None and "MEM-ENT-001" in (failure.text or "")
+
+
+def test_markdown_summary_table() -> None:
+    text = to_markdown(report())
+    assert text.startswith("## dshkit conformance: mixed 2.0.0")
+    assert "| Capability | Declared | Cases | Passed |" in text
+    assert "| memory.store | no |" in text and "does not pass" in text
+
+
+def test_console_ends_with_the_counts() -> None:
+    lines = console_lines(report())
+    assert lines[-1] == f"{len(SELECTION) - 12} passed, 3 failed"
+    assert any(line.startswith("requirements:") and "uncovered MUST requirements:" in line
+               for line in lines)
+    assert "FAIL  mem-memento-a1: expected 3 step responses, got 0" in lines
+    assert not any(line.startswith("SKIP  mem-memento-a3") for line in lines)  # expected
+
+
+def test_cli_writes_every_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = {kind: tmp_path / "out" / f"r.{kind}" for kind in ("json", "xml", "md")}
+    code = main(["--suite", "memory", "--case", "mem-memento-a*", "--report",
+                 str(paths["json"]), "--junit", str(paths["xml"]), "--markdown",
+                 str(paths["md"]), "--seed", "7"])
+    assert code == 0
+    data = json.loads(paths["json"].read_text(encoding="utf-8"))
+    assert not schemas.errors("conformance/v1/report.json", data)
+    assert data["summary"]["hypothesis_seed"] == 7 and data["summary"]["passed"] == 7
+    assert data["implementation"]["name"] == "dshkit-reference"
+    ET.parse(paths["xml"])
+    assert "| memory |" in paths["md"].read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["--suite", "memory", "--case", "mem-memento-a1", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["summary"]["cases"] == 1
+    assert main(["--case", "mem-memento-a1", "--report", str(tmp_path)]) == 2
