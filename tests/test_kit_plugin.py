@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,18 @@ SRC = str(Path(dshkit.__file__).parents[1])
 BROKEN = Path(__file__).parent / "kit_support" / "broken_harness.py"
 
 
+def _registered_by_entry_point() -> bool:
+    """Installed (not run from the source tree), pytest loads the plugin through pytest11."""
+    return any(ep.value == "dshkit.conformance.pytest_plugin"
+               for ep in entry_points(group="pytest11"))
+
+
 def pytest_run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_own.py").write_text("def test_own():\n    assert True\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    load = [] if _registered_by_entry_point() else ["-p", "dshkit.conformance.pytest_plugin"]
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "dshkit.conformance.pytest_plugin",
+        [sys.executable, "-m", "pytest", "-q", *load,
          "-p", "no:cacheprovider", "-rA", str(tmp_path), "--rootdir", str(tmp_path), *args],
         capture_output=True, text=True, cwd=tmp_path, env=env, check=False)
 
