@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
 import nox
 
 nox.options.sessions = ["tests", "lint", "typecheck"]
@@ -22,6 +27,34 @@ def conformance(session: nox.Session) -> None:
     """Run the conformance kit against the reference (or ``-- --impl ...``)."""
     session.install(".")
     session.run("dshkit", "conformance", *session.posargs)
+
+
+def _dsh_harness(session: nox.Session) -> Path:
+    """A copy of harnesses/dsh with its pinned npm packages, in a cache outside the source
+    tree, keyed by the lock file (npm ci runs only when the lock changes)."""
+    source = Path("harnesses/dsh")
+    digest = hashlib.sha256((source / "package-lock.json").read_bytes()).hexdigest()[:12]
+    cache = Path(os.environ.get("DSHKIT_CACHE", Path.home() / ".cache" / "dshkit"))
+    target = cache / f"dsh-harness-{digest}"
+    shutil.copytree(source, target, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("node_modules", "report.json"))
+    if not (target / "node_modules").is_dir():
+        session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(target),
+                    external=True)
+    return target
+
+
+@nox.session(name="conformance-dsh", python=PYTHON)
+def conformance_dsh(session: nox.Session) -> None:
+    """The kit against the real DSH (its npm packages, pinned): fails on any result that the
+    baseline does not expect and on any baseline entry that no longer fails."""
+    session.install(".")
+    harness = _dsh_harness(session)
+    Path("build").mkdir(exist_ok=True)
+    session.run("dshkit", "conformance", "--impl", f"cmd:node {harness / 'harness.mjs'}",
+                "--baseline", "harnesses/dsh/baseline.json",
+                "--report", "build/dsh-report.json", "--markdown", "build/dsh-report.md",
+                *session.posargs)
 
 
 @nox.session(python=PYTHON)
