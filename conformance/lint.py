@@ -37,7 +37,8 @@ __all__ = ["PREFIXES", "build_manifest", "lint", "main"]
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 #: suite -> case id prefix (kit-contract)
 PREFIXES = {"session-log": "ses-", "memory": "mem-", "compaction": "cmp-",
-            "session-reference": "ref-", "session-query": "qry-", "goal": "goal-"}
+            "session-reference": "ref-", "session-query": "qry-", "goal": "goal-",
+            "session-ops": "ses-"}
 ADAPTER_PREFIX = "adp-"
 
 

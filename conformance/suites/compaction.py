@@ -1,16 +1,39 @@
 """The ``compaction`` conformance suite: boundaries, token estimate, configuration, region
-selection, brackets and lock, the pruner, the planner, the manual verb and the overflow retry
-decision (spec part ``compaction``). Runs the dshkit reference through its public API."""
+selection, brackets and lock, the pruner, the planner, the manual verb, the overflow retry
+decision and appending a plan to a stored log (spec part ``compaction``). Runs the dshkit
+reference through its public API.
+
+Two operations carry more than one value:
+
+- ``compaction.brackets.offer``: the input log is replayed through the bracket companion, then
+  each event of ``params.offers`` is checked live and appended only when it is accepted.
+  Result ``{"valid": true, "offers": [null | {"code"}...], "openTurn", "bracket": null |
+  {"compactionId", "sourceCommandId"?, "startSeq", "turn", "summarized"}}``.
+- ``compaction.apply``: the input is a stored log (``{"text"}`` or ``{"base64"}``), the params
+  are those of ``compaction.plan`` plus ``mode`` (``write``: append in place; ``output``:
+  publish a new file; ``none``: plan only) and ``existingOutput`` (a file already at the
+  output name) and ``duringPlan`` (another writer changes the stored log while the plan is
+  being made, after the log was read: ``{"append": text}`` adds text at its end, ``{"touch":
+  ms}`` moves its modification time by ``ms`` milliseconds). Result ``{"valid": true,
+  "outcome", "source", "output"}`` or a refusal with ``source`` and ``output``: the stored
+  texts afterwards (``null``: no such file).
+"""
 
 from __future__ import annotations
 
+import base64
 import json
+import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from dshkit.reference.compaction import (
+    BracketTrace,
     CompactionError,
     LogView,
     PricedNode,
+    apply_to_path,
     boundaries,
     check_brackets,
     compact_now,
@@ -44,6 +67,8 @@ OPERATIONS: tuple[str, ...] = (
     "compaction.plan",
     "compaction.manual",
     "compaction.overflow-retry",
+    "compaction.brackets.offer",
+    "compaction.apply",
 )
 
 JsonObject = dict[str, Any]
@@ -135,10 +160,18 @@ def _during(params: JsonObject) -> DuringSummary | None:
 
 
 def _plan(input: JsonObject, params: JsonObject) -> JsonObject:
+    result = _planner(params)(_numbered(input["events"]))
+    out: JsonObject = {"valid": True, **result.to_json()}
+    out["messageIds"] = [m.get("id") for m in result.messages]
+    return out
+
+
+def _planner(params: JsonObject) -> Any:
+    """The planner with the arguments of ``params`` (``compaction.plan``)."""
     prune = params.get("prune", True)
     region = params.get("region")
-    result = plan(
-        _numbered(input["events"]), params.get("contextWindow"),
+    return lambda events: plan(
+        events, params.get("contextWindow"),
         trigger=params.get("trigger", "pressure"), config=params.get("config"),
         prune=None if prune is False else resolve_prune_config(
             prune if isinstance(prune, dict) else None),
@@ -149,9 +182,76 @@ def _plan(input: JsonObject, params: JsonObject) -> JsonObject:
         message_ids=params.get("messageIds", ()), time=params.get("time"),
         standalone=params.get("standalone", True), during_summary=_during(params),
         pressure_tokens=params.get("pressureTokens"))
-    out: JsonObject = {"valid": True, **result.to_json()}
-    out["messageIds"] = [m.get("id") for m in result.messages]
-    return out
+
+
+def _offer(input: JsonObject, params: JsonObject) -> JsonObject:
+    trace: BracketTrace = check_brackets(_numbered(input["events"]))
+    outcomes: list[JsonObject | None] = []
+    for event in params.get("offers", []):
+        try:
+            trace.push(event)
+        except CompactionError as exc:
+            outcomes.append({"code": exc.code})
+        else:
+            outcomes.append(None)
+    bracket = trace.bracket
+    state: JsonObject | None = None
+    if bracket is not None:
+        state = {"compactionId": bracket.compaction_id, "startSeq": bracket.start_seq,
+                 "turn": bracket.turn, "summarized": bracket.summarized}
+        if isinstance(bracket.source_command_id, str):
+            state["sourceCommandId"] = bracket.source_command_id
+    return {"valid": True, "offers": outcomes, "openTurn": trace.open_turn, "bracket": state}
+
+
+def _text(path: Path) -> Any:
+    if not path.exists():
+        return None
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(data).decode("ascii")}
+
+
+def _interfering(planner: Any, source: Path, params: JsonObject) -> Any:
+    """The planner, with another writer changing ``source`` while it runs (``duringPlan``)."""
+    change = params.get("duringPlan")
+    if not change:
+        return planner
+
+    def plan_while_changed(events: list[Any]) -> Any:
+        made = planner(events)
+        if "append" in change:
+            with open(source, "ab") as handle:
+                handle.write(str(change["append"]).encode("utf-8"))
+        if "touch" in change:
+            info = source.stat()
+            moved = info.st_mtime_ns + int(change["touch"]) * 1_000_000
+            os.utime(source, ns=(info.st_atime_ns, moved))
+        return made
+
+    return plan_while_changed
+
+
+def _apply(input: JsonObject, params: JsonObject) -> JsonObject:
+    data = (base64.b64decode(input["base64"]) if "base64" in input
+            else str(input["text"]).encode("utf-8"))
+    mode = params.get("mode", "write")
+    with tempfile.TemporaryDirectory(prefix="dshkit-case-") as name:
+        source, output = Path(name) / "session.jsonl", Path(name) / "compacted.jsonl"
+        source.write_bytes(data)
+        if "existingOutput" in params:
+            output.write_bytes(str(params["existingOutput"]).encode("utf-8"))
+        try:
+            report = apply_to_path(source, _interfering(_planner(params), source, params),
+                                   write=mode == "write",
+                                   output=output if mode == "output" else None)
+        except CompactionError as exc:
+            return {**_error(exc), "source": _text(source), "output": _text(output)}
+        outcome = report.plan.outcome if report.plan is not None else None
+        return {"valid": True, "outcome": outcome, "source": _text(source),
+                "output": _text(output)}
 
 
 def _manual(input: JsonObject, params: JsonObject) -> JsonObject:
@@ -190,6 +290,10 @@ def reference(operation: str, input: JsonObject, params: JsonObject) -> JsonObje
             return _plan(input, params)
         if operation == "compaction.manual":
             return _manual(input, params)
+        if operation == "compaction.brackets.offer":
+            return _offer(input, params)
+        if operation == "compaction.apply":
+            return _apply(input, params)
         if operation == "compaction.overflow-retry":
             return {"valid": True, "decision": overflow_retry(
                 input["code"], aborted=bool(input.get("aborted")),
@@ -203,13 +307,45 @@ def reference(operation: str, input: JsonObject, params: JsonObject) -> JsonObje
                                       "message": f"unknown operation {operation!r}"}}
 
 
+def _file_state(key: str, want: Any, got: Any) -> str:
+    """A stored file after ``compaction.apply``: ``want`` is the exact text (``null``: no
+    file), or ``{"startsWith": text, "then": [record...]}``: the text kept unchanged at the
+    start, followed by one line per record (compared as JSON values)."""
+    if not (isinstance(want, dict) and "startsWith" in want):
+        if got != want:
+            return f"{key}: expected {json.dumps(want)[:200]}, got {json.dumps(got)[:200]}"
+        return ""
+    if not isinstance(got, str) or not got.startswith(want["startsWith"]):
+        return f"{key}: the stored text is not kept unchanged at the start of the file"
+    rest = got[len(want["startsWith"]):]
+    if rest and not rest.endswith("\n"):
+        return f"{key}: the appended batch does not end with a line feed"
+    try:
+        records = [json.loads(line) for line in rest.split("\n")[:-1]]
+    except ValueError:
+        return f"{key}: an appended line is not one JSON text"
+    if json.dumps(records, sort_keys=True) != json.dumps(want["then"], sort_keys=True):
+        return f"{key}: appended {json.dumps(records)[:300]}, expected {json.dumps(want['then'])[:300]}"
+    return ""
+
+
+FILE_STATES = ("source", "output")
+
+
 def compare(expect: JsonObject, result: JsonObject) -> str:
     """``""`` when ``result`` meets ``expect``: the same validity; for a refusal the same
     ``code`` (and ``seq`` / a ``messageContains`` substring when given); otherwise every
-    member of ``expect`` equal, as JSON, to the same member of ``result``."""
+    member of ``expect`` equal, as JSON, to the same member of ``result``. The stored files of
+    ``compaction.apply`` (``source``, ``output``) are compared as :func:`_file_state` says, for
+    a refusal too."""
     if result.get("valid") is not expect.get("valid"):
         got = result.get("error") if not result.get("valid") else "valid"
         return f"expected valid={expect.get('valid')}, got {json.dumps(got)}"
+    for key in FILE_STATES:
+        if key in expect:
+            problem = _file_state(key, expect[key], result.get(key))
+            if problem:
+                return problem
     if not expect["valid"]:
         want, error = expect.get("error", {}), result.get("error") or {}
         for key in ("code", "seq"):
@@ -220,7 +356,7 @@ def compare(expect: JsonObject, result: JsonObject) -> str:
             return f"error message {error.get('message')!r} lacks {want['messageContains']!r}"
         return ""
     for key, value in expect.items():
-        if key == "valid":
+        if key == "valid" or key in FILE_STATES:
             continue
         if key not in result:
             return f"{key}: missing from the result"

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from dshkit.reference.query import CODES as ERROR_CODES
 from dshkit.reference.query import (
     CursorPayload,
     Document,
@@ -52,6 +53,8 @@ from dshkit.reference.query.sql import check_predicates
 from dshkit.reference.query.tools import format_session_search, translate_session_search
 from dshkit.reference.session import jsoncodec
 
+from . import _query_store
+
 SUITE = "session-query"
 CAPABILITY = "session-query"
 OPERATIONS: tuple[str, ...] = (
@@ -76,6 +79,7 @@ OPERATIONS: tuple[str, ...] = (
     "query.disabled",
     "query.tool.translate",
     "query.tool.format",
+    *_query_store.OPERATIONS,
 )
 
 JsonObject = dict[str, Any]
@@ -267,6 +271,8 @@ def _run(operation: str, data: JsonObject, params: JsonObject) -> JsonObject:
     if operation == "query.tool.format":
         return {"valid": True, "text": format_session_search(data["hits"],
                                                              capped=data.get("capped", False))}
+    if operation in _query_store.OPERATIONS:
+        return _query_store.run(operation, data)
     raise ValueError(f"unknown operation {operation!r}")
 
 
@@ -280,22 +286,76 @@ def reference(operation: str, input: JsonObject, params: JsonObject) -> JsonObje
                                              if isinstance(v, (str, int))}}}
 
 
+#: QRY-ERR-001: the closed set of refusal codes (the tool surface adds ``INVALID_ARGS``).
+CLOSED_CODES = frozenset(ERROR_CODES) | {"INVALID_ARGS"}
+
+
+def _refusal_codes(result: JsonObject) -> Iterator[Any]:
+    """The refusal codes of a result: its ``error``, and those of the steps of
+    ``query.files`` and ``query.engine``."""
+    if result.get("valid") is False:
+        error = result.get("error")
+        yield error.get("code") if isinstance(error, dict) else error
+    steps = result.get("steps")
+    for step in steps if isinstance(steps, list) else []:
+        if isinstance(step, dict):
+            if isinstance(step.get("error"), str):
+                yield step["error"]
+            failed = step.get("failed")
+            for item in failed if isinstance(failed, list) else []:
+                yield item.get("code") if isinstance(item, dict) else item
+    for key in ("create", "search"):
+        if isinstance(result.get(key), dict):
+            yield result[key].get("code")
+
+
 def compare(expect: JsonObject, result: JsonObject) -> str:
-    """``""`` when ``result`` satisfies ``expect``, else a one-line difference."""
+    """``""`` when ``result`` satisfies ``expect``, else a one-line difference. Any refusal
+    code in the result must belong to the closed set of QRY-ERR-001; a ``messageStartsWith``
+    member of an expected refusal compares the start of the message."""
+    strange = sorted({str(c) for c in _refusal_codes(result) if c not in CLOSED_CODES})
+    if strange:
+        return f"refusal codes outside the closed set of QRY-ERR-001: {', '.join(strange)}"
     if result.get("valid") is not expect.get("valid"):
         got = result.get("error") if not result.get("valid") else "valid"
         return f"expected valid={expect.get('valid')}, got {json.dumps(got, ensure_ascii=False)}"
     if expect.get("valid") is False:
         want, got = expect.get("error", {}), result.get("error") or {}
         for key, value in want.items():
+            if key == "messageStartsWith":
+                if not str(got.get("message", "")).startswith(value):
+                    return f"error message {got.get('message')!r} does not start with {value!r}"
+                continue
             if got.get(key) != value:
                 return f"error {key}: expected {value!r}, got {got.get(key)!r} " \
                        f"({got.get('message', '')})"
         return ""
     for key, value in expect.items():
+        if key in STEP_OUTCOMES and isinstance(value, dict):
+            problem = _outcome(key, value, result.get(key))
+            if problem:
+                return problem
+            continue
         if key != "valid" and (key not in result or not _equal(result[key], value)):
             return (f"{key}: expected {json.dumps(value, ensure_ascii=False)[:300]}, got "
                     f"{json.dumps(result.get(key), ensure_ascii=False)[:300]}")
+    return ""
+
+
+#: ``query.engine`` members holding a refusal (or ``null``), compared member by member, with
+#: ``messageStartsWith`` comparing the start of the message.
+STEP_OUTCOMES = ("create", "search")
+
+
+def _outcome(key: str, want: JsonObject, got: Any) -> str:
+    if not isinstance(got, dict):
+        return f"{key}: expected a refusal {json.dumps(want)}, got {json.dumps(got)}"
+    for member, value in want.items():
+        if member == "messageStartsWith":
+            if not str(got.get("message", "")).startswith(value):
+                return f"{key}: message {got.get('message')!r} does not start with {value!r}"
+        elif got.get(member) != value:
+            return f"{key}.{member}: expected {value!r}, got {got.get(member)!r}"
     return ""
 
 

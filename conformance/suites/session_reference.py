@@ -3,7 +3,15 @@ public API (``dshkit.reference.projection``).
 
 A result is ``{"valid": true, ...}`` or ``{"valid": false, "error": {"code", "message"}}``.
 ``compare`` checks every member of ``expect`` for deep equality with the result; members the
-vector does not name are not compared.
+vector does not name are not compared. A ``SESSION_REFERENCE_*`` refusal code must be one of
+the closed set of REF-ERR-001. Three expectation members are not compared for equality: ``sizeAtMost`` (the
+result's ``size`` is at most this), ``statsInclude`` (these members of ``stats`` are equal)
+and ``conversationRoles`` (the roles of ``data.conversation``, in order).
+
+``reference.prepare`` takes ``params.cancel``: the host cancels the preparation
+``before-reads``, ``during-reads`` (the first read fails because of the cancellation) or
+``after-reads`` (once the last read has returned). Its result carries ``reads``: the session
+ids the host's resolver was asked for, sorted (reads may run in parallel).
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from dshkit.reference.projection import (
     tag_safe,
     truncate_with_notice,
 )
-from dshkit.reference.projection.errors import BUDGET_EXCEEDED
+from dshkit.reference.projection.errors import BUDGET_EXCEEDED, CODES
 
 SUITE = "session-reference"
 CAPABILITY = "session-reference"
@@ -61,12 +69,47 @@ def _config(params: JsonObject) -> ReferenceConfig:
                                       if k in params})
 
 
+class _Cancel:
+    """The host's cancellation signal."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def is_set(self) -> bool:
+        return self.cancelled
+
+
 def _prepare(data: JsonObject, params: JsonObject) -> JsonObject:
     sessions = {key: SurfaceSnapshot.from_json(value)
                 for key, value in data.get("sessions", {}).items()}
-    prepared = prepare(data["targetId"], data.get("content", []), data.get("references", []),
-                       snapshots_resolver(sessions), _config(params), new_id=lambda: "context")
-    out: JsonObject = {"valid": True, "content": prepared.content, "context": None}
+    resolver = snapshots_resolver(sessions)
+    cancel, when = _Cancel(), params.get("cancel")
+    reads: list[str] = []
+    wanted = len({str(r.get("sessionId")) for r in data.get("references", [])
+                  if isinstance(r, dict)})
+
+    def read(session_id: str) -> SurfaceSnapshot:
+        reads.append(session_id)
+        if when == "during-reads":
+            cancel.cancelled = True
+            raise LookupError("the read was aborted: the preparation was cancelled")
+        snapshot = resolver(session_id)
+        if when == "after-reads" and len(reads) >= wanted:
+            cancel.cancelled = True
+        return snapshot
+
+    if when == "before-reads":
+        cancel.cancelled = True
+    try:
+        prepared = prepare(data["targetId"], data.get("content", []),
+                           data.get("references", []), read, _config(params), cancel=cancel,
+                           new_id=lambda: "context")
+    except (SessionReferenceError, ProblemError) as exc:
+        refused = _refusal(exc)
+        refused["reads"] = sorted(reads)
+        return refused
+    out: JsonObject = {"valid": True, "content": prepared.content, "context": None,
+                       "reads": sorted(reads)}
     if prepared.additional_context is not None:
         context = prepared.additional_context
         out["context"] = {"role": context["role"], "source": context["source"]}
@@ -140,19 +183,54 @@ def _run(operation: str, data: JsonObject, params: JsonObject) -> JsonObject:
     raise ValueError(f"unknown operation {operation!r}")
 
 
+def _refusal(exc: SessionReferenceError | ProblemError) -> JsonObject:
+    if isinstance(exc, SessionReferenceError):
+        return {"valid": False, "error": {"code": exc.code, "message": exc.message}}
+    return {"valid": False, "error": {"code": exc.problem.code, "message": exc.problem.message}}
+
+
 def reference(operation: str, input: JsonObject, params: JsonObject) -> JsonObject:
     """Run one vector operation against the dshkit reference."""
     try:
         return _run(operation, input, params)
-    except SessionReferenceError as exc:
-        return {"valid": False, "error": {"code": exc.code, "message": exc.message}}
-    except ProblemError as exc:
-        return {"valid": False, "error": {"code": exc.problem.code,
-                                          "message": exc.problem.message}}
+    except (SessionReferenceError, ProblemError) as exc:
+        return _refusal(exc)
+
+
+#: REF-ERR-001: the closed set of refusal codes.
+CLOSED_CODES = frozenset(CODES)
+
+
+def _bounded(expect: JsonObject, result: JsonObject) -> str:
+    """The expectation members that are not compared for equality."""
+    if "sizeAtMost" in expect:
+        size = result.get("size")
+        if not isinstance(size, int) or isinstance(size, bool) or size > expect["sizeAtMost"]:
+            return f"size {size!r} is not at most {expect['sizeAtMost']}"
+    found = result.get("stats")
+    stats: JsonObject = found if isinstance(found, dict) else {}
+    for key, value in expect.get("statsInclude", {}).items():
+        if key not in stats or not _equal(stats[key], value):
+            return f"stats.{key}: expected {json.dumps(value)}, got {json.dumps(stats.get(key))}"
+    if "conversationRoles" in expect:
+        found = result.get("data")
+        conversation = found.get("conversation") if isinstance(found, dict) else None
+        roles = [m.get("role") for m in conversation if isinstance(m, dict)] \
+            if isinstance(conversation, list) else None
+        if roles != expect["conversationRoles"]:
+            return f"conversation roles {roles}, expected {expect['conversationRoles']}"
+    return ""
+
+
+_NOT_EQUALITY = ("sizeAtMost", "statsInclude", "conversationRoles")
 
 
 def compare(expect: JsonObject, result: JsonObject) -> str:
     """``""`` when ``result`` satisfies ``expect``, else a one-line difference."""
+    if result.get("valid") is False:  # a session-log problem of a snapshot passes through
+        code = str((result.get("error") or {}).get("code"))
+        if code.startswith("SESSION_REFERENCE_") and code not in CLOSED_CODES:
+            return f"refusal code {code!r} is not in the closed set of REF-ERR-001"
     if result.get("valid") is not expect.get("valid"):
         got = result.get("error") if not result.get("valid") else "valid"
         return f"expected valid={expect.get('valid')}, got {json.dumps(got, ensure_ascii=False)}"
@@ -163,8 +241,11 @@ def compare(expect: JsonObject, result: JsonObject) -> str:
                 return f"error {key}: expected {value!r}, got {got.get(key)!r} " \
                        f"({got.get('message', '')})"
         return ""
+    bounded = _bounded(expect, result)
+    if bounded:
+        return bounded
     for key, value in expect.items():
-        if key == "valid":
+        if key == "valid" or key in _NOT_EQUALITY:
             continue
         if key not in result or not _equal(result[key], value):
             return (f"{key}: expected {json.dumps(value, ensure_ascii=False)[:300]}, got "
