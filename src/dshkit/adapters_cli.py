@@ -445,3 +445,36 @@ def run(args: argparse.Namespace) -> int:
         return _fail(exc.code, exc.message, exc.details, as_json)
     except _IOFailure as exc:
         return _fail("IO_ERROR", str(exc), {"key": "path"}, as_json)
+
+
+def delegate(argv: list[str]) -> int:
+    """Run ``dshkit adapt ARGV...``: the entry behind the issue-level spellings
+    ``dshkit convert`` and ``dshkit memory import|export --adapter``."""
+    parser = argparse.ArgumentParser(prog="dshkit")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    try:
+        args = parser.parse_args(["adapt", *argv])
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else 2
+    return run(args)
+
+
+def add_convert_alias(sub: Any) -> None:
+    """``dshkit convert --from FMT --to FMT INPUT`` (the same as ``dshkit adapt convert``)."""
+    conv = sub.add_parser("convert", help="convert a memory file between formats (mem0, hermes, "
+                          "hermes-bullets, claude-md, mcp-graph, dshkit)")
+    conv.add_argument("--from", dest="source", required=True, choices=FORMATS, metavar="FMT")
+    conv.add_argument("--to", dest="target_format", required=True, choices=FORMATS,
+                      metavar="FMT")
+    conv.add_argument("path", metavar="INPUT")
+    conv.add_argument("-o", "--output", metavar="OUTPUT")
+    conv.add_argument("--json", action="store_true")
+    conv.add_argument("--strict", action="store_true", help="refuse any loss")
+
+
+def run_convert_alias(args: argparse.Namespace) -> int:
+    argv = ["convert", "--from", args.source, "--to", args.target_format, args.path]
+    if args.output:
+        argv += ["--output", args.output]
+    argv += [flag for flag, on in (("--json", args.json), ("--strict", args.strict)) if on]
+    return delegate(argv)

@@ -64,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     compact_cli.add_parser(sub)
     goal_cli.add_parser(sub)
     adapters_cli.add_parser(sub)
+    adapters_cli.add_convert_alias(sub)
     conformance_cli.add_parser(sub)
     return parser
 
@@ -165,7 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {"validate": _cmd_validate, "fold": _cmd_fold, "repair": _cmd_repair,
                 "memory": memory_cli.run, "reference": reference_cli.run,
                 "query": query_cli.run, "compact": compact_cli.run, "goal": goal_cli.run,
-                "adapt": adapters_cli.run, "conformance": conformance_cli.run}
+                "adapt": adapters_cli.run,
+                "convert": adapters_cli.run_convert_alias, "conformance": conformance_cli.run}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

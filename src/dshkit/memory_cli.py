@@ -16,6 +16,7 @@ from typing import Any
 
 from .reference.memory import MemoryProtocolError, open_provider
 from .reference.memory.provider import Provider
+from .reference.memory.store import default_path
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 _STORE_CODES = {"STORE_CORRUPT", "STORE_UNSUPPORTED_VERSION", "STORE_BUSY"}
@@ -87,9 +88,16 @@ def add_parser(sub: Any) -> None:
     audit = add_op("audit", help="the audit ledger, newest first")
     audit.add_argument("--limit", type=int, default=100)
     add_op("snapshot", help="the frozen snapshot of --session-id")
-    add_op("export", help="print the memory-export-v1 envelope")
-    imp = add_op("import", help="import a memory-export-v1 envelope")
+    exp = add_op("export", help="print the memory-export-v1 envelope (or, with --adapter, "
+                 "another tool's format)")
+    exp.add_argument("--adapter", metavar="FMT", help="mem0, hermes, hermes-bullets, claude-md, "
+                     "mcp-graph or dshkit (through dshkit adapt export)")
+    exp.add_argument("--output", metavar="PATH", help="with --adapter: write here")
+    imp = add_op("import", help="import a memory-export-v1 envelope (or, with --adapter, "
+                 "another tool's file) through one approved seed")
     imp.add_argument("file", help="JSON file, or - for stdin")
+    imp.add_argument("--adapter", metavar="FMT", help="read FILE in this format (through "
+                     "dshkit adapt import --into-db)")
     add_op("migrate", help="open the store, migrating it to the current version")
 
 
@@ -190,7 +198,31 @@ def _human(op: str, result: Any) -> str:
     return json.dumps(result, ensure_ascii=False, indent=2)
 
 
+def _adapter_argv(args: argparse.Namespace) -> list[str] | None:
+    """The ``dshkit adapt`` command an ``--adapter`` import or export stands for."""
+    fmt = getattr(args, "adapter", None)
+    if fmt is None:
+        return None
+    db = str(args.db) if args.db is not None else str(default_path())
+    flags = ["--json"] if args.json else []
+    if args.op == "export":
+        output = ["--output", args.output] if args.output else []
+        return ["export", fmt, "--db", db, *output, *flags]
+    context = ["--session-id", args.session_id, "--policy", args.policy]
+    if args.cwd is not None:
+        context += ["--cwd", args.cwd]
+    if args.agent_preset is not None:
+        context += ["--agent-preset", args.agent_preset]
+    return ["import", fmt, args.file, "--into-db", db, *context,
+            *(["--yes"] if args.yes else []), *flags]
+
+
 def run(args: argparse.Namespace) -> int:
+    via_adapter = _adapter_argv(args)
+    if via_adapter is not None:
+        from .adapters_cli import delegate
+
+        return delegate(via_adapter)
     try:
         provider = open_provider(args.db, gate=_terminal_gate(args.yes),
                                  write_policy=args.policy)
