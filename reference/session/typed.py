@@ -12,6 +12,7 @@ from typing import Any
 from jsonschema.protocols import Validator
 
 from ...schemas import validator
+from ..memory.text import js_trim
 from ..problems import Problem
 from .vocabulary import CORE_EVENT_TYPES, KNOWN_EVENT_TYPES
 
@@ -23,9 +24,9 @@ def _event_validator(kind: str) -> Validator:
 
 def typed_problems(event: Any, *, seq: int | None, line: int | None) -> list[Problem]:
     """Every way a known-type event departs from its closed shape (empty when it fits)."""
-    if not isinstance(event, dict) or event.get("type") not in KNOWN_EVENT_TYPES:
+    kind = event.get("type") if isinstance(event, dict) else None
+    if not (isinstance(kind, str) and kind in KNOWN_EVENT_TYPES):
         return []
-    kind = event["type"]
     requirement = "SES-VOC-001" if kind in CORE_EVENT_TYPES else "SES-VOC-002"
     out = []
     for error in sorted(_event_validator(kind).iter_errors(event),
@@ -34,4 +35,32 @@ def typed_problems(event: Any, *, seq: int | None, line: int | None) -> list[Pro
                         for p in error.absolute_path)
         out.append(Problem(code="PAYLOAD_INVALID", requirement=requirement, seq=seq, line=line,
                            pointer=where, message=f"{kind}: {error.message}"))
+    if kind == "todo/write":
+        out.extend(_todo_problems(event, seq=seq, line=line))
+    return out
+
+
+def _todo_problems(event: dict[str, Any], *, seq: int | None, line: int | None) -> list[Problem]:
+    """SES-VOC-004: the owner's relational rules, which a JSON Schema cannot state: every
+    content is trimmed (ECMAScript trim) and no content repeats within one list."""
+    data = event.get("data")
+    todos = data.get("todos") if isinstance(data, dict) else None
+    if not isinstance(todos, list):
+        return []
+    out: list[Problem] = []
+    seen: set[str] = set()
+    for index, item in enumerate(todos):
+        content = item.get("content") if isinstance(item, dict) else None
+        if not isinstance(content, str):
+            continue
+        where = f"/data/todos/{index}/content"
+        if content != js_trim(content):
+            out.append(Problem(code="PAYLOAD_INVALID", requirement="SES-VOC-004", seq=seq,
+                               line=line, pointer=where,
+                               message="todo/write: a todo content must be trimmed"))
+        if content in seen:
+            out.append(Problem(code="PAYLOAD_INVALID", requirement="SES-VOC-004", seq=seq,
+                               line=line, pointer=where,
+                               message=f"todo/write: the todo content {content!r} repeats"))
+        seen.add(content)
     return out
