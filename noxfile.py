@@ -57,6 +57,21 @@ def conformance_dsh(session: nox.Session) -> None:
                 *session.posargs)
 
 
+@nox.session(name="differential-dsh", python=PYTHON)
+def differential_dsh(session: nox.Session) -> None:
+    """The differential property test (reference against the real DSH) with thousands of
+    generated logs: ``-- N`` draws N (default 3000); the counts go to
+    build/differential-dsh.json."""
+    session.install(".[test]")
+    harness = _dsh_harness(session)
+    Path("build").mkdir(exist_ok=True)
+    examples = session.posargs[0] if session.posargs else "3000"
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_dsh_differential.py",
+                env={"DSHKIT_DSH_HARNESS": str(harness),
+                     "DSHKIT_DIFFERENTIAL_EXAMPLES": examples,
+                     "DSHKIT_DIFFERENTIAL_REPORT": "build/differential-dsh.json"})
+
+
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     session.install("ruff>=0.6")

@@ -11,6 +11,8 @@ Modules, by job:
 - ``baseline`` (expected failures), ``coverage`` (traceability), ``report`` (JSON, JUnit,
   Markdown, console), ``console`` (the command line), ``lint`` (self-lint and maintenance);
 - ``strategies``, ``properties`` and ``memory_model`` (property tests for third parties);
+- ``divergences`` and ``compliance`` (the published divergence list and compliance page of an
+  implementation), ``differential`` (two implementations compared on generated logs);
 - ``pytest_plugin`` (``pytest --dshkit-impl ...``).
 
 The specification of the kit is ``spec/conformance/kit.md`` and ``harness.md``.

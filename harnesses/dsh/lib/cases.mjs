@@ -2,6 +2,7 @@
 
 import * as sessionLog from './session-log.mjs'
 import * as derived from './derived.mjs'
+import * as sessionOps from './session-ops.mjs'
 
 const SUITES = {
   'session-log': {
@@ -10,6 +11,10 @@ const SUITES = {
       const run = sessionLog.OPERATIONS[operation]
       return run === undefined ? undefined : run(input, params)
     },
+  },
+  'session-ops': {
+    capabilities: sessionOps.CAPABILITIES,
+    run: (operation, input, params) => sessionOps.OPERATIONS[operation]?.(input, params ?? {}),
   },
   ...derived.SUITES,
 }

@@ -164,8 +164,12 @@ const NOT_EXPORTED = {
   'session-reference': 'the projection, retention, normalisation and candidate steps are private to '
     + 'SessionReferenceResolver (which needs an agent and a session-query service)',
   goal: 'GoalService needs a Cordis agent context with session persistence and projection services',
-  'session-query': 'only the extraction, classification and filter functions are exported; the SQLite '
-    + 'search provider, cursors, requests, reads and tools live in packages the kit does not pin',
+  'session-query': 'only the extraction, classification and filter functions are exported; the log '
+    + 'source, engine settings, index files, search provider, cursors, requests, reads and tools live in '
+    + 'SessionQueryEngine and the SQLite provider (@deepseek-ai/dsh-session-query-sqlite, a Cordis plugin '
+    + 'over session persistence), which the kit does not pin',
+  'session-ops': 'the seed boundary and the open compaction bracket are read inside BasicCompactionEngine '
+    + 'and the compaction invariant companion, not by an exported function',
   compaction: 'region selection, estimates, configuration, brackets, the pruner and the planner are '
     + 'private to the compaction engines (CompactionEngine, BasicCompactionEngine need an agent)',
 }

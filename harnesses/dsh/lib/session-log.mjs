@@ -271,7 +271,13 @@ async function repair(log, params) {
   if ('events' in log || !LOAD_AVAILABLE) {
     const read = await eventsOf(log)
     if (read.failed) return read.failed
-    return { valid: true, closers: JSON.parse(JSON.stringify(interruptedTurnClosers(read.events))) }
+    try {
+      return { valid: true, closers: JSON.parse(JSON.stringify(interruptedTurnClosers(read.events))) }
+    } catch (error) {
+      // DSH computed no closers: its refusal (a TypeError on a payload it did not expect
+      // counts too), reported like every other DSH exception.
+      return failure(error, { events: read.events, lines: read.lines })
+    }
   }
   // A file: the closers DSH's load appends after what it read from the file.
   const loaded = await load(log, params, { stored: true })
