@@ -231,6 +231,10 @@ def _losses(index: int, entry: Entry, bucket: tuple[str, str], source: str,
     for tag in entry.tags[MAX_HEADING_LEVEL:]:
         losses.append(Loss("tag-dropped", f"tag {tag!r} left out: headings nest at most "
                            f"{MAX_HEADING_LEVEL} deep", index, where, "tags", tag))
+    for tag in entry.tags[:MAX_HEADING_LEVEL]:
+        if _heading_reads_back(tag) != tag:
+            losses.append(Loss("tag-dropped", f"tag {tag!r} does not survive as a heading",
+                               index, where, "tags", tag))
     if entry.source != source:
         losses.append(Loss("source-changed", f"source is not carried; reads back as {source!r}",
                            index, where, "source", entry.source))
@@ -241,6 +245,17 @@ def _losses(index: int, entry: Entry, bucket: tuple[str, str], source: str,
     elif text != entry.text:
         losses.append(Loss("text-approximated", "as a list item this text reads back "
                            "differently", index, where, "text", text))
+
+
+def _heading_reads_back(tag: str) -> str | None:
+    """The tag a heading made from ``tag`` reads back as (None: no tag at all), found by
+    reading a one-heading document with this module's own reader."""
+    try:
+        result = adapt(f"# {tag}\n\n- x\n")
+    except AdapterError:
+        return None
+    tags = result.entries[0].get("tags", []) if result.entries else []
+    return tags[0] if len(tags) == 1 else None
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
