@@ -1,98 +1,359 @@
 """Benchmarks as ratios against baselines measured in the same run (``nox -s bench``).
 
-Figures: the parse floor (stdlib ``json.loads`` per line), dshkit ``validate --level load``
-plus fold, and a naive per-event ``jsonschema`` validation of the envelope schema. Each is
-the median of several runs; min and max are shown because these machines are noisy.
+For each log size (100,000 and 1,000,000 events; ``--quick``: 100,000 only) the deterministic
+generator writes the log as bare JSONL, as DSH ``session.jsonl`` with packed chunks and as
+``session.jsonl.zstd``. Then, round after round, each measurement runs in a fresh process
+(:mod:`workers`, and ``bench/dsh/fold.mjs`` for DSH): the parse floor (stdlib ``json`` and
+``orjson`` per line), dshkit's one pass (``validate --level load`` and the fold), the same on
+the packed and compressed forms, a naive per-event ``jsonschema`` validation against the full
+typed schema, and DSH's own ``Session.create`` + ``deriveMessages``. A round measures every
+row once, so each ratio compares figures taken side by side; the report gives the median of
+the rounds with the minimum and maximum, and the peak memory of each process.
+
+Results go to ``build/bench.json`` and ``build/bench.md``; a full run also rewrites the
+results section of ``spec/performance.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import platform
+import shutil
 import statistics
+import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
+from generate import LogFiles, write_logs
+from report import Target, markdown, update_spec
 
-from generate import realistic_log
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DSH = HERE / "dsh"
+SIZES = (100_000, 1_000_000)
+NAIVE_SAMPLE_EVENTS = 2_000
+TIMEOUT = 1_800
 
-from dshkit.reference.session import jsoncodec
-from dshkit.reference.session.folding import fold_path
-from dshkit.reference.session.levels import Level
-from dshkit.reference.session.validation import validate_path
+
+@dataclass
+class Series:
+    """The runs of one measurement at one size."""
+
+    name: str
+    seconds: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    rss: list[int] = field(default_factory=list)
+    note: str = ""
+    missing: str = ""  # why it was not measured
+
+    def add(self, result: dict[str, Any]) -> None:
+        self.seconds.append(float(result["seconds"]))
+        self.cpu.append(float(result["cpuSeconds"]))
+        self.rss.append(int(result["maxRssBytes"]))
 
 
-def _time(fn: Callable[[], object], repeat: int) -> list[float]:
+# -- measuring ---------------------------------------------------------------------------------
+
+
+def _worker(kind: str, path: Path, sample: int = 1) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, str(HERE / "workers.py"), kind, str(path),
+                           str(sample)], capture_output=True, text=True, timeout=TIMEOUT,
+                          check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"bench worker {kind} failed:\n{done.stderr.strip()}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _dsh_ready() -> str:
+    """Empty when the pinned DSH packages are installed, else why DSH is not measured."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None:
+        return "node is not installed"
+    if (DSH / "node_modules" / "@deepseek-ai" / "dsh-session").is_dir():
+        return ""
+    if npm is None:
+        return "npm is not installed"
+    done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=DSH, capture_output=True,
+                          text=True, timeout=TIMEOUT, check=False)
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        return f"npm ci failed: {lines[-1] if lines else done.returncode}"
+    return ""
+
+
+def _dsh(path: Path) -> dict[str, Any]:
+    done = subprocess.run(["node", "--max-old-space-size=16384", str(DSH / "fold.mjs"),
+                           str(path), "1"], capture_output=True, text=True, timeout=TIMEOUT,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError((done.stderr or done.stdout).strip().splitlines()[-1])
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    run = out["runs"][0]
+    return {"seconds": run["seconds"], "cpuSeconds": run["cpuSeconds"],
+            "createSeconds": run["createSeconds"],
+            "maxRssBytes": out["maxRssBytes"], "node": out["node"],
+            "dshSession": out["dshSession"], "messages": run["messages"]}
+
+
+def _warm(files: LogFiles) -> None:
+    for path in (files.jsonl, files.session, files.zstd):
+        with open(path, "rb") as handle:
+            while handle.read(1 << 24):
+                pass
+
+
+def measure(files: LogFiles, rounds: int, dsh_missing: str, dsh_rounds: int
+            ) -> dict[str, Series]:
+    """Every row at one size, ``rounds`` times, interleaved."""
+    sample = max(1, files.events // NAIVE_SAMPLE_EVENTS)
+    series = {name: Series(name) for name in (
+        "floor-json", "floor-orjson", "dshkit", "dshkit-session", "dshkit-zstd",
+        "naive-typed", "dsh")}
+    series["naive-typed"].note = (f"every {sample}th event ({files.events // sample} events), "
+                                  "scaled to the whole log")
+    series["dsh"].missing = dsh_missing
+    _warm(files)
+    for number in range(rounds):
+        print(f"  round {number + 1}/{rounds}", flush=True)
+        series["floor-json"].add(_worker("floor-json", files.jsonl))
+        series["floor-orjson"].add(_worker("floor-orjson", files.jsonl))
+        series["dshkit"].add(_worker("dshkit", files.jsonl))
+        series["dshkit-session"].add(_worker("dshkit", files.session))
+        series["dshkit-zstd"].add(_worker("dshkit", files.zstd))
+        series["naive-typed"].add(_worker("naive-typed", files.jsonl, sample))
+        if not series["dsh"].missing and number < dsh_rounds:
+            try:
+                series["dsh"].add(_dsh(files.jsonl))
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError, KeyError) as exc:
+                series["dsh"].missing = f"DSH run failed: {exc}"
+    if series["dsh"].seconds and len(series["dsh"].seconds) < rounds:
+        series["dsh"].note = f"{len(series['dsh'].seconds)} run(s): one takes long"
+    return series
+
+
+# -- figures -----------------------------------------------------------------------------------
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def _floors(series: dict[str, Series], cpu: bool = False) -> list[float]:
+    """The parse floor of each round: the faster of the two parsers in that round."""
+    json_runs, orjson_runs = (
+        (series["floor-json"].cpu, series["floor-orjson"].cpu) if cpu
+        else (series["floor-json"].seconds, series["floor-orjson"].seconds))
+    return [min(a, b) for a, b in zip(json_runs, orjson_runs, strict=True)]
+
+
+def _ratios(numerators: list[float], denominators: list[float]) -> list[float]:
+    return [a / b for a, b in zip(numerators, denominators, strict=False)]
+
+
+def summarise(size: int, files: LogFiles, series: dict[str, Series]) -> dict[str, Any]:
+    floors = _floors(series)
+    cpu_floors = _floors(series, cpu=True)
+    rows = []
+    for name, data in series.items():
+        row: dict[str, Any] = {"name": name, "note": data.note}
+        if data.missing or not data.seconds:
+            row["missing"] = data.missing or "not measured"
+        else:
+            row["seconds"] = _stats(data.seconds)
+            row["runs"] = data.seconds
+            row["toFloor"] = _stats(_ratios(data.seconds, floors))
+            row["cpuSeconds"] = _stats(data.cpu)
+            row["cpuToFloor"] = _stats(_ratios(data.cpu, cpu_floors))
+            row["maxRssBytes"] = max(data.rss)
+        rows.append(row)
+    return {"events": size, "bytes": {"jsonl": files.jsonl.stat().st_size,
+                                      "session": files.session.stat().st_size,
+                                      "zstd": files.zstd.stat().st_size},
+            "floorSeconds": _stats(floors), "rows": rows}
+
+
+def targets(results: dict[int, dict[str, Any]], series: dict[int, dict[str, Series]],
+            quick: bool) -> list[Target]:
+    big = max(results)
+    small = min(results)
+    where = f"{big:,} events"
     out = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - start)
+    dshkit_big = series[big]["dshkit"]
+    out.append(Target(
+        f"dshkit validate --level load + fold / parse floor ({where})", "≤ 2.5",
+        _stats(_ratios(dshkit_big.seconds, _floors(series[big]))), lambda v: v <= 2.5,
+        cpu=_stats(_ratios(dshkit_big.cpu, _floors(series[big], cpu=True)))))
+    naive = series[big]["naive-typed"]
+    out.append(Target(
+        f"naive per-event jsonschema (typed) / dshkit ({where})", "≥ 10",
+        _stats(_ratios(naive.seconds, dshkit_big.seconds)), lambda v: v >= 10,
+        cpu=_stats(_ratios(naive.cpu, dshkit_big.cpu))))
+    dsh = series[small]["dsh"]
+    if dsh.seconds:
+        out.append(Target(
+            f"dshkit / DSH Session.create + deriveMessages ({small:,} events)", "< 1.0",
+            _stats(_ratios(series[small]["dshkit"].seconds, dsh.seconds)), lambda v: v < 1.0,
+            cpu=_stats(_ratios(series[small]["dshkit"].cpu, dsh.cpu))))
+    else:
+        out.append(Target(f"dshkit / DSH ({small:,} events)", "< 1.0", None, None,
+                          missing=dsh.missing or "not measured"))
+    if quick or small == big:
+        out.append(Target("peak memory 1,000,000 / 100,000 events", "≤ 1.5", None, None,
+                          missing="--quick run (one size)"))
+    else:
+        ratio = max(series[big]["dshkit"].rss) / max(series[small]["dshkit"].rss)
+        out.append(Target(f"dshkit peak memory {big:,} / {small:,} events", "≤ 1.5",
+                          {"median": ratio, "min": ratio, "max": ratio}, lambda v: v <= 1.5))
     return out
 
 
-def parse_floor(path: Path) -> None:
-    with open(path, "rb") as handle:
-        for line in handle:
-            json.loads(line)
+# -- component benchmarks ------------------------------------------------------------------------
 
 
-def dshkit_validate_and_fold(path: Path) -> None:
-    report = validate_path(path, Level.LOAD)
-    assert report.valid, report.errors
-    assert fold_path(path).valid
+def components(quick: bool) -> list[dict[str, Any]]:
+    """The memory provider and query index benchmarks (``bench/memory_bench.py``,
+    ``bench/query_bench.py``), when present: each gives rows with their own goals."""
+    sections: list[dict[str, Any]] = []
+    for module, title, options in (
+            ("memory_bench", "Memory provider (10,000 entries)", {}),
+            ("query_bench", f"Session-query index ({SIZES[0] if quick else SIZES[-1]:,} events)",
+             {"events": SIZES[0] if quick else SIZES[-1]})):
+        if not (HERE / f"{module}.py").exists():
+            continue
+        print(f"{title}", flush=True)
+        try:
+            bench = __import__(module)
+            rows = bench.main(quiet=True, **options)
+            sections.append({"title": title, "rows": rows})
+        except Exception as exc:  # a component bench that fails is reported, not fatal
+            sections.append({"title": title, "rows": [],
+                             "missing": f"{type(exc).__name__}: {exc}"})
+    return sections
 
 
-def naive_jsonschema(path: Path) -> None:
-    from jsonschema import Draft202012Validator
+# -- the machine -------------------------------------------------------------------------------
 
-    schema = {"type": "object", "required": ["type", "seq", "time", "data"],
-              "properties": {"type": {"type": "string"}, "seq": {"type": "integer", "minimum": 0},
-                             "time": {"type": "integer"}}}
-    validator = Draft202012Validator(schema)
-    with open(path, "rb") as handle:
-        for line in handle:
-            validator.validate(json.loads(line))
+
+def _version(module: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(module)
+    except Exception:  # not installed
+        return "not installed"
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    memory = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                memory = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+                break
+    except OSError:
+        pass
+    node = shutil.which("node")
+    node_version = subprocess.run([node, "--version"], capture_output=True, text=True,
+                                  check=False).stdout.strip() if node else "not installed"
+    return {
+        "platform": platform.platform(), "cpu": cpu, "cores": os.cpu_count(),
+        "memory": memory, "python": platform.python_version(),
+        "implementation": platform.python_implementation(), "node": node_version,
+        "dshkit": _version("dshkit"), "orjson": _version("orjson"),
+        "jsonschema": _version("jsonschema"), "zstandard": _version("zstandard"),
+        "dshSession": _dsh_version(),
+    }
+
+
+def _dsh_version() -> str:
+    package = DSH / "node_modules" / "@deepseek-ai" / "dsh-session" / "package.json"
+    try:
+        return str(json.loads(package.read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return "not installed"
+
+
+# -- logs --------------------------------------------------------------------------------------
+
+
+def logs(size: int, seed: int, cache: Path) -> LogFiles:
+    """The generated log, written once per generator version and reused."""
+    digest = hashlib.sha256((HERE / "generate.py").read_bytes()).hexdigest()[:12]
+    directory = cache / f"{size}-s{seed}-{digest}-{_version('dshkit')}"
+    done = directory / "done"
+    if done.exists():
+        return LogFiles(events=size, jsonl=directory / "events.jsonl",
+                        session=directory / "session.jsonl",
+                        zstd=directory / "session.jsonl.zstd")
+    shutil.rmtree(directory, ignore_errors=True)
+    start = time.perf_counter()
+    files = write_logs(directory, size, seed)
+    done.write_text("")
+    print(f"  generated {size:,} events in {time.perf_counter() - start:.0f} s", flush=True)
+    return files
+
+
+# -- main --------------------------------------------------------------------------------------
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--out", default="build/bench.json")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="100,000 events only")
+    parser.add_argument("--rounds", type=int, default=5, help="runs of each measurement")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", default=str(ROOT / "build" / "bench.json"))
+    parser.add_argument("--cache", default=str(ROOT / "build" / "bench-logs"))
+    parser.add_argument("--spec", default=str(ROOT / "spec" / "performance.md"),
+                        help="page whose results section a full run rewrites")
+    parser.add_argument("--no-dsh", action="store_true", help="leave DSH out")
+    parser.add_argument("--no-components", action="store_true",
+                        help="leave the memory provider and query index benchmarks out")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bench.jsonl"
-        with open(path, "w", encoding="utf-8") as out:
-            for event in realistic_log(args.events):
-                out.write(jsoncodec.dumps(event) + "\n")
-        size = path.stat().st_size
-        floor = _time(lambda: parse_floor(path), args.repeat)
-        figures = {
-            "json.loads per line (parse floor)": floor,
-            "dshkit validate --level load + fold": _time(
-                lambda: dshkit_validate_and_fold(path), args.repeat),
-            "naive per-event jsonschema (envelope)": _time(
-                lambda: naive_jsonschema(path), args.repeat),
-        }
-    base = statistics.median(floor)
-    print(f"log: {args.events} events, {size / 1e6:.1f} MB; medians of {args.repeat} runs")
-    print("| measurement | median s | min s | max s | ratio to parse floor |")
-    print("| --- | --- | --- | --- | --- |")
-    rows = []
-    for name, runs in figures.items():
-        median = statistics.median(runs)
-        rows.append({"name": name, "median": median, "min": min(runs), "max": max(runs),
-                     "ratio": median / base})
-        print(f"| {name} | {median:.3f} | {min(runs):.3f} | {max(runs):.3f} | "
-              f"{median / base:.2f}x |")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"events": args.events, "bytes": size,
-                                          "rows": rows}, indent=2) + "\n")
+    started = time.perf_counter()
+    sizes = SIZES[:1] if args.quick else SIZES
+    dsh_missing = "left out (--no-dsh)" if args.no_dsh else _dsh_ready()
+    if dsh_missing:
+        print(f"DSH: not measured: {dsh_missing}", flush=True)
+    results: dict[int, dict[str, Any]] = {}
+    all_series: dict[int, dict[str, Series]] = {}
+    for size in sizes:
+        print(f"{size:,} events", flush=True)
+        files = logs(size, args.seed, Path(args.cache))
+        dsh_rounds = args.rounds if size <= 100_000 else 1
+        all_series[size] = measure(files, args.rounds, dsh_missing, dsh_rounds)
+        results[size] = summarise(size, files, all_series[size])
+    goals = targets(results, all_series, args.quick)
+    parts = [] if args.no_components else components(args.quick)
+    info = machine()
+    report = {"machine": info, "rounds": args.rounds, "quick": args.quick,
+              "seconds": time.perf_counter() - started,
+              "targets": [t.to_json() for t in goals],
+              "sizes": {str(k): v for k, v in results.items()},
+              "components": parts}
+    text = markdown(report, goals)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    out.with_suffix(".md").write_text(text)
+    print(text)
+    if not args.quick:
+        update_spec(Path(args.spec), text)
+        print(f"results written to {out}, {out.with_suffix('.md')} and {args.spec}")
+    else:
+        print(f"results written to {out} and {out.with_suffix('.md')} (quick: spec untouched)")
+    print(f"bench took {time.perf_counter() - started:.0f} s")
     return 0
 
 

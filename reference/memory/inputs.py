@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,8 @@ MAX_SOURCE_UNITS = 64
 MAX_CONSOLIDATE = 20
 MAX_SEED = 1000
 
-_ALLOWED_CONTROLS = {"\t", "\n", "\r"}
+#: The control characters a text must not contain: C0 except tab, LF and CR, and DEL.
+_TEXT_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def check_bucket(data: dict[str, Any], base: str = "") -> tuple[str, str]:
@@ -36,10 +38,10 @@ def check_text(value: Any, field: str) -> str:
     """MEM-ENT-003."""
     if not isinstance(value, str) or js_trim(value) == "":
         raise invalid(field, "text must be a string with at least one non-whitespace character")
-    for ch in value:
-        code = ord(ch)
-        if (code < 0x20 and ch not in _ALLOWED_CONTROLS) or code == 0x7F:
-            raise invalid(field, f"text must not contain control character U+{code:04X}")
+    control = _TEXT_CONTROL.search(value)
+    if control is not None:
+        code = ord(control.group())
+        raise invalid(field, f"text must not contain control character U+{code:04X}")
     if has_lone_surrogate(value):
         raise invalid(field, "text must not contain lone surrogates")
     return value

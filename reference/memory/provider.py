@@ -23,6 +23,8 @@ from .inputs import (
     DEFAULT_SOURCE,
     MAX_CONSOLIDATE,
     MAX_SEED,
+    SCOPES,
+    TRACKS,
     Context,
     NewEntry,
     check_bucket,
@@ -34,9 +36,8 @@ from .inputs import (
     new_entry,
     normalise_tags,
 )
-from .keys import visible
-from .store import Store, default_path, open_store
-from .text import excerpt, fold, units
+from .store import CREATION, RANKING, Store, default_path, open_store
+from .text import excerpt, units
 
 Clock = Callable[[], int]
 IdFactory = Callable[[], str]
@@ -96,38 +97,39 @@ class Provider:
                 "was changed", {})
         return ctx
 
-    def _visible(self, track: str, scope: str, ctx: Context) -> list[Entry]:
-        rows = self.store.entries("WHERE track = ? AND scope = ? ORDER BY created_at, id",
-                                  (track, scope))
-        return [e for e in rows if visible(e, ctx.workspace, ctx.agent)]
-
     def _resolve(self, track: str, scope: str, match: str, ctx: Context) -> Entry:
         """MEM-MAT-002..005: exactly one visible entry containing ``match`` (ASCII fold)."""
-        needle = fold(match)
-        hits = [e for e in self._visible(track, scope, ctx) if needle in fold(e["text"])]
-        if not hits:
+        hits, count = self.store.select(track=track, scope=scope, keys=(ctx.workspace, ctx.agent),
+                                        needle=match, order=CREATION, limit=SAMPLE_SIZE)
+        if count == 0:
             raise MemoryProtocolError(
                 "ENTRY_NOT_FOUND", f'no entry in {track}/{scope} contains "{match}"; nothing was '
                 "changed", {"track": track, "scope": scope, "match": match})
-        if len(hits) > 1:
+        if count > 1:
             raise MemoryProtocolError(
-                "AMBIGUOUS_MATCH", f'{len(hits)} entries in {track}/{scope} contain "{match}"; '
+                "AMBIGUOUS_MATCH", f'{count} entries in {track}/{scope} contain "{match}"; '
                 "use a longer, unique substring",
-                {"track": track, "scope": scope, "match": match, "candidates": len(hits),
-                 "sample": [excerpt(e["text"], SAMPLE_UNITS) for e in hits[:SAMPLE_SIZE]]})
+                {"track": track, "scope": scope, "match": match, "candidates": count,
+                 "sample": [excerpt(e["text"], SAMPLE_UNITS) for e in hits]})
         return hits[0]
 
     def _reresolve(self, track: str, scope: str, match: str, ctx: Context,
-                   expected: Entry) -> Entry:
-        """MEM-WRT-004: the approved target, unchanged, or STALE_WRITE."""
+                   expected: Entry, state: tuple[int, int]) -> Entry:
+        """MEM-WRT-004: the approved target, unchanged, or STALE_WRITE.
+
+        ``state`` is the store's commit token taken before the first resolution. When nobody
+        has committed since, resolving again would read the same rows and give ``expected``.
+        """
+        if self.store.state() == state:
+            return expected
         try:
             current: Entry | None = self._resolve(track, scope, match, ctx)
         except MemoryProtocolError:
             current = None
         if current is None or current["id"] != expected["id"] \
                 or current["version"] != expected["version"]:
-            rows = self.store.entries("WHERE id = ?", (expected["id"],))
-            actual = rows[0]["version"] if rows else None
+            now = self.store.entry(expected["id"])
+            actual = now["version"] if now is not None else None
             raise MemoryProtocolError(
                 "STALE_WRITE", f"entry {expected['id']} changed after it was approved (version "
                 f"{expected['version']} approved, now {actual}); nothing was changed, review "
@@ -246,6 +248,7 @@ class Provider:
         text = check_text(data.get("text"), "/text")
         tags = None if data.get("tags") is None else normalise_tags(data["tags"], "/tags")
         source = check_source(data.get("source"), "/source")
+        state = self.store.state()
         target = self._resolve(track, scope, match, ctx)
         self._check_budget({(track, scope): units(text) - units(target["text"])})
         payload = approval.payload("replace", track, scope,
@@ -254,7 +257,7 @@ class Provider:
         decision = self._approve("replace", ctx, payload, write, source, f"{track}/{scope}")
 
         def apply() -> dict[str, Any]:
-            current = self._reresolve(track, scope, match, ctx, target)
+            current = self._reresolve(track, scope, match, ctx, target, state)
             self._check_budget({(track, scope): units(text) - units(current["text"])})
             now = self.clock()
             updated = {**current, "text": text, "version": current["version"] + 1,
@@ -274,6 +277,7 @@ class Provider:
         check_keys(data, {"track", "scope", "match"})
         track, scope = check_bucket(data)
         match = check_match(data.get("match"), "/match")
+        state = self.store.state()
         target = self._resolve(track, scope, match, ctx)
         payload = approval.payload("remove", track, scope, target["text"],
                                    source=target["source"], targets=[_ref(target)])
@@ -281,7 +285,7 @@ class Provider:
                                  f"{track}/{scope}")
 
         def apply() -> dict[str, Any]:
-            current = self._reresolve(track, scope, match, ctx, target)
+            current = self._reresolve(track, scope, match, ctx, target, state)
             self.store.delete(current["id"])
             self._audit("remove", ctx, entry=current, outcome=decision.label, ts=self.clock())
             return {"entry": current, "usage": self._usage_row(track, scope)}
@@ -302,6 +306,7 @@ class Provider:
         text = check_text(data.get("text"), "/text")
         tags = normalise_tags(data.get("tags"), "/tags")
         source = check_source(data.get("source"), "/source")
+        state = self.store.state()
         targets = [self._resolve(track, scope, m, ctx) for m in matches]
         seen: dict[str, int] = {}
         for index, target in enumerate(targets):
@@ -324,7 +329,7 @@ class Provider:
         new = NewEntry(track, scope, text, tuple(tags), source, workspace, agent)
 
         def apply() -> dict[str, Any]:
-            current = [self._reresolve(track, scope, m, ctx, t)
+            current = [self._reresolve(track, scope, m, ctx, t, state)
                        for m, t in zip(matches, targets, strict=True)]
             self._check_budget({(track, scope): units(text) - sum(units(c["text"])
                                                                    for c in current)})
@@ -380,14 +385,9 @@ class Provider:
         check_keys(data, {"track", "scope", "text", "limit"})
         options = {} if opts is None else _object(opts, "/opts")
         check_keys(options, {"reader", "recall"}, "/opts")
-        conditions, params = [], []
-        for key, allowed in (("track", ("user", "agent")), ("scope", ("user-global",
-                                                                       "workspace"))):
-            if data.get(key) is not None:
-                if data[key] not in allowed:
-                    raise invalid(f"/{key}", f"{key} must be one of {', '.join(allowed)}")
-                conditions.append(f"{key} = ?")
-                params.append(data[key])
+        for key, allowed in (("track", TRACKS), ("scope", SCOPES)):
+            if data.get(key) is not None and data[key] not in allowed:
+                raise invalid(f"/{key}", f"{key} must be one of {', '.join(allowed)}")
         text = data.get("text")
         if text is not None and not isinstance(text, str):
             raise invalid("/text", "text must be a string")
@@ -405,28 +405,21 @@ class Provider:
             raise invalid("/opts/recall", "recall must be a boolean")
         if recall and (reader is None or reader.session_id is None):
             raise invalid("/opts/reader", "a recall needs a reader with a session id")
-        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
-        rows = self.store.entries(where, tuple(params))
-        if text:
-            needle = fold(text)
-            rows = [e for e in rows if needle in fold(e["text"])]
-        if reader is not None:
-            rows = [e for e in rows if visible(e, reader.workspace, reader.agent)]
-        rows.sort(key=lambda e: (-e["recallCount"], -e["updatedAt"], e["id"]))
-        page = rows[:limit]
+        keys = None if reader is None else (reader.workspace, reader.agent)
+        page, total = self.store.select(track=data.get("track"), scope=data.get("scope"),
+                                        keys=keys, needle=text, order=RANKING, limit=limit)
         if recall and reader is not None:
             now = self.clock()
+            ids = [e["id"] for e in page]
             with self.store.transaction():
+                self.store.recall(ids, now)
                 for entry in page:
-                    self.store.conn.execute(
-                        "UPDATE entries SET recall_count = recall_count + 1, last_recalled = ? "
-                        "WHERE id = ?", (now, entry["id"]))
                     entry["recallCount"] += 1
                     entry["lastRecalled"] = now
                 self._audit("recalled", reader, outcome="ok", text=text or None,
                             track=data.get("track"), scope=data.get("scope"),
-                            source=DEFAULT_SOURCE, entry_ids=[e["id"] for e in page], ts=now)
-        return {"entries": page, "total": len(rows), "truncated": len(rows) > len(page)}
+                            source=DEFAULT_SOURCE, entry_ids=ids, ts=now)
+        return {"entries": page, "total": total, "truncated": total > len(page)}
 
     def budgets(self) -> list[dict[str, Any]]:
         """MEM-BUD-005."""
@@ -451,8 +444,7 @@ class Provider:
         frozen = self._frozen(ctx.session_id)
         if frozen is not None:
             return frozen
-        entries = [e for e in self.store.entries("ORDER BY created_at, id")
-                   if visible(e, ctx.workspace, ctx.agent)]
+        entries, _ = self.store.select(keys=(ctx.workspace, ctx.agent), order=CREATION)
         text = snapshot.render(entries, self.budgets())
         with self.store.transaction():
             frozen = self._frozen(ctx.session_id)

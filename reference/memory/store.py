@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MemoryProtocolError
+from .mirror import BY_CREATION, BY_RANK, Mirror, first, row_of
 
 APPLICATION_ID = 0x44534B4D  # "DSKM"
 SCHEMA_VERSION = 3
@@ -83,6 +84,18 @@ AUDIT_COLUMNS = ("seq", "ts", "action", "track", "scope", "entry_id", "text", "o
                  "source", "session_id", "entry", "entry_ids")
 
 
+_SELECT_ENTRIES = f"SELECT {', '.join(ENTRY_COLUMNS)} FROM entries"
+_INSERT_ENTRY = (f"INSERT INTO entries ({', '.join(ENTRY_COLUMNS)}) VALUES "
+                 f"({', '.join('?' * len(ENTRY_COLUMNS))})")
+_UPDATE_ENTRY = (f"UPDATE entries SET {', '.join(f'{c} = ?' for c in ENTRY_COLUMNS[1:])} "
+                 "WHERE id = ?")
+_INSERT_AUDIT = ("INSERT INTO audit (ts, action, track, scope, entry_id, text, outcome, source, "
+                 "session_id, entry, entry_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_BY_IDS = f"{_SELECT_ENTRIES} WHERE id IN (SELECT value FROM json_each(?))"
+RANKING = "ranking"  # MEM-QRY-003: recallCount desc, updatedAt desc, id
+CREATION = "creation"  # createdAt, id
+
+
 def expected_columns(version: int) -> dict[str, tuple[str, ...]]:
     entries = ENTRY_COLUMNS[:11] + (ENTRY_COLUMNS[11:] if version >= 2 else ())
     audit = AUDIT_COLUMNS[:10] + (AUDIT_COLUMNS[10:] if version >= 3 else ())
@@ -116,11 +129,21 @@ def _is_locked(exc: sqlite3.Error) -> bool:
 
 
 class Store:
-    """An open store. Use :func:`open_store`."""
+    """An open store. Use :func:`open_store`.
+
+    Selections (queries, matches, snapshots) and bucket usage are computed on an in-memory
+    :class:`~.mirror.Mirror` of the entries, kept equal to the table: this connection's own
+    writes update it in the statement that changes the row, a rolled-back transaction drops it,
+    and a commit by any other connection (another provider, another process, the ``sqlite3``
+    shell) changes ``PRAGMA data_version``, after which it is loaded again.
+    """
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self.conn = conn
+        self.commits = 0  # transactions this connection committed
+        self._mirror: Mirror | None = None
+        self._mirror_version = -1
 
     def close(self) -> None:
         self.conn.close()
@@ -140,53 +163,118 @@ class Store:
         try:
             yield self.conn
         except BaseException:
+            self._mirror = None
             self.conn.execute("ROLLBACK")
             raise
         try:
             self.conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
+            self._mirror = None
             self.conn.execute("ROLLBACK")
             if _is_locked(exc):
                 raise busy(self.path) from None
             raise
+        self.commits += 1
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """One read snapshot for several statements (WAL readers never wait for writers)."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
+    def state(self) -> tuple[int, int]:
+        """Equal at two moments exactly when no connection committed to the store in between."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0]), self.commits
+
+    def _current(self) -> Mirror:
+        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._mirror is None or version != self._mirror_version:
+            self._mirror = Mirror.load(self.conn)
+            self._mirror_version = version
+        return self._mirror
 
     # -- reads -------------------------------------------------------------------------------
 
     def entries(self, where: str = "", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        sql = f"SELECT {', '.join(ENTRY_COLUMNS)} FROM entries {where}"
+        sql = f"{_SELECT_ENTRIES} {where}"
         return [entry_from_row(row) for row in self.conn.execute(sql, params)]
 
-    def bucket_usage(self) -> dict[tuple[str, str], int]:
-        from .text import units
+    def entry(self, entry_id: str) -> dict[str, Any] | None:
+        rows = self.entries("WHERE id = ?", (entry_id,))
+        return rows[0] if rows else None
 
-        usage: dict[tuple[str, str], int] = {}
-        for track, scope, text in self.conn.execute("SELECT track, scope, text FROM entries"):
-            usage[(track, scope)] = usage.get((track, scope), 0) + units(text)
-        return usage
+    def bucket_usage(self) -> dict[tuple[str, str], int]:
+        """Units per bucket over the whole store (MEM-BUD-001)."""
+        with self._reading():
+            return dict(self._current().usage)
+
+    def select(self, *, track: str | None = None, scope: str | None = None,
+               keys: tuple[str, str] | None = None, needle: str | None = None,
+               order: str = RANKING, limit: int | None = None,
+               ) -> tuple[list[dict[str, Any]], int]:
+        """The first ``limit`` (all when None) entries of a selection in ``order``, and the
+        number of entries selected. ``keys`` = (workspace, agent) restricts the selection to
+        that session's visible set (MEM-KEY-004); a non-empty ``needle`` to the texts that
+        contain it after folding (MEM-MAT-001)."""
+        key = BY_RANK if order == RANKING else BY_CREATION
+        for _ in range(2):
+            with self._reading():
+                rows = self._current().select(track=track, scope=scope, keys=keys,
+                                              needle=needle)
+                page = [row.id for row in first(rows, limit, key)]
+                found = self._by_ids(page)
+            if len(found) == len(page):
+                return [found[entry_id] for entry_id in page], len(rows)
+            self._mirror = None  # changed behind the store's back: load it again
+        raise _corrupt(self.path, "the entries table changed while it was read")
+
+    def _by_ids(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        rows = self.conn.execute(_BY_IDS, (json.dumps(ids),))
+        return {row[0]: entry_from_row(row) for row in rows}
 
     # -- writes (inside a transaction) ---------------------------------------------------------
 
     def insert(self, entry: dict[str, Any]) -> None:
-        self.conn.execute(
-            f"INSERT INTO entries ({', '.join(ENTRY_COLUMNS)}) VALUES "
-            f"({', '.join('?' * len(ENTRY_COLUMNS))})", entry_to_row(entry))
+        self.conn.execute(_INSERT_ENTRY, entry_to_row(entry))
+        if self._mirror is not None:
+            self._mirror.put(row_of(entry))
 
     def update(self, entry: dict[str, Any]) -> None:
         row = entry_to_row(entry)
-        sets = ", ".join(f"{c} = ?" for c in ENTRY_COLUMNS[1:])
-        self.conn.execute(f"UPDATE entries SET {sets} WHERE id = ?", (*row[1:], row[0]))
+        self.conn.execute(_UPDATE_ENTRY, (*row[1:], row[0]))
+        if self._mirror is not None:
+            self._mirror.put(row_of(entry))
 
     def delete(self, entry_id: str) -> None:
         self.conn.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
+        if self._mirror is not None:
+            self._mirror.remove(entry_id)
+
+    def recall(self, entry_ids: list[str], now: int) -> None:
+        """MEM-QRY-005: one more recall and ``lastRecalled`` = ``now`` for every id."""
+        self.conn.executemany(
+            "UPDATE entries SET recall_count = recall_count + 1, last_recalled = ? WHERE id = ?",
+            [(now, entry_id) for entry_id in entry_ids])
+        if self._mirror is not None:
+            self._mirror.recall(entry_ids)
 
     def audit(self, row: dict[str, Any]) -> int:
+        entry = row.get("entry")
+        ids = row.get("entryIds")
         cursor = self.conn.execute(
-            "INSERT INTO audit (ts, action, track, scope, entry_id, text, outcome, source, "
-            "session_id, entry, entry_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _INSERT_AUDIT,
             (row["ts"], row["action"], row.get("track"), row.get("scope"), row.get("entryId"),
              row.get("text"), row.get("outcome"), row.get("source"), row.get("sessionId"),
-             None if row.get("entry") is None else json.dumps(row["entry"], ensure_ascii=False),
-             None if row.get("entryIds") is None else json.dumps(row["entryIds"])))
+             None if entry is None else json.dumps(entry, ensure_ascii=False),
+             None if ids is None else json.dumps(ids)))
         return int(cursor.lastrowid or 0)
 
     def audit_rows(self, where: str = "", params: tuple[Any, ...] = (),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 # ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim removes (MEM-ENT-004).
@@ -10,7 +11,7 @@ JS_WHITESPACE = (
     "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 ELLIPSIS = "\u2026"
-_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 LINE_BREAKS = ("\r\n", "\n", "\r", "\u0085", "\u2028", "\u2029")
 
 
@@ -18,7 +19,7 @@ def units(text: str) -> int:
     """Length in UTF-16 code units (what ECMAScript ``String.length`` counts)."""
     if text.isascii():
         return len(text)
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def cut_units(text: str, limit: int) -> str:
@@ -44,8 +45,14 @@ def js_trim(text: str) -> str:
 
 
 def fold(text: str) -> str:
-    """The protocol's one case fold: ASCII A-Z to a-z, nothing else (MEM-MAT-001)."""
-    return text.translate(_ASCII_LOWER)
+    """The protocol's one case fold: ASCII A-Z to a-z, nothing else (MEM-MAT-001).
+
+    ``str.lower`` on an ASCII string and ``bytes.lower`` on any UTF-8 encoding change exactly
+    the bytes A-Z; ``surrogatepass`` carries lone surrogates through unchanged.
+    """
+    if text.isascii():
+        return text.lower()
+    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
 
 
 def nfc(text: str) -> str:
@@ -60,4 +67,4 @@ def one_line(text: str) -> str:
 
 
 def has_lone_surrogate(text: str) -> bool:
-    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+    return not text.isascii() and _SURROGATE.search(text) is not None

@@ -4,37 +4,41 @@ headers and anything unknown contribute nothing."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
-from .whitespace import trim
+from .whitespace import WHITESPACE
+
+#: The only event types whose text is searchable; every other type extracts to ``""``.
+TEXT_TYPES: Final = frozenset({"user/message", "assistant/message", "tool/call", "tool/result",
+                               "todo/write", "turn/end"})
 
 
 def join(parts: Iterable[str]) -> str:
     """Trim each part, drop the empty ones, join with ``\\n``."""
-    return "\n".join(t for t in (trim(p) for p in parts) if t)
+    return "\n".join([t for p in parts if (t := p.strip(WHITESPACE))])
 
 
-def _block_texts(block: Any) -> list[str]:
-    if not isinstance(block, dict):
-        return []
-    kind = block.get("type")
-    if kind == "text":
-        return [_str(block.get("text"))]
-    if kind == "tool-call":
-        return [_str(block.get("name")), _str(block.get("arguments"))]
-    if kind == "tool-result":
-        return _content_texts(block.get("content"))
-    return []  # reasoning, images and unknown blocks
-
-
-def _content_texts(content: Any) -> list[str]:
+def _collect(content: Any, out: list[str]) -> None:
+    """Append the texts of a content array: text blocks, tool-call names and arguments, and
+    (recursively) tool-result contents; reasoning, images and unknown blocks add nothing."""
     if not isinstance(content, list):
-        return []
-    return [text for block in content for text in _block_texts(block)]
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            _add(block.get("text"), out)
+        elif kind == "tool-call":
+            _add(block.get("name"), out)
+            _add(block.get("arguments"), out)
+        elif kind == "tool-result":
+            _collect(block.get("content"), out)
 
 
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+def _add(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
 
 
 def _turn_end(reason: Any) -> str:
@@ -43,7 +47,10 @@ def _turn_end(reason: Any) -> str:
     kind = reason.get("kind")
     if kind == "error":
         error = reason.get("error")
-        return join(["error", _str(error.get("message")) if isinstance(error, dict) else ""])
+        parts = ["error"]
+        if isinstance(error, dict):
+            _add(error.get("message"), parts)
+        return join(parts)
     if kind == "aborted":
         return "aborted"
     if kind in ("max-tokens", "interrupted"):
@@ -56,30 +63,35 @@ def extract_text(event: Any) -> str:
     if not isinstance(event, dict):
         return ""
     kind = event.get("type")
+    if type(kind) is not str or kind not in TEXT_TYPES:  # a list or dict type is unhashable
+        return ""
     data = event.get("data")
     if not isinstance(data, dict):
         return ""
+    parts: list[str] = []
     if kind == "user/message":
-        return join(_content_texts(data.get("content")))
-    if kind == "assistant/message":
+        _collect(data.get("content"), parts)
+    elif kind == "assistant/message":
         message = data.get("message")
-        return join(_content_texts(message.get("content"))) if isinstance(message, dict) else ""
-    if kind == "tool/call":
-        return join([_str(data.get("name")), _str(data.get("arguments"))])
-    if kind == "tool/result":
+        if isinstance(message, dict):
+            _collect(message.get("content"), parts)
+    elif kind == "tool/call":
+        _add(data.get("name"), parts)
+        _add(data.get("arguments"), parts)
+    elif kind == "tool/result":
         message = data.get("message")
-        raw_error = data.get("error")
-        error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
-        content = join(_content_texts(message.get("content"))) if isinstance(message, dict) \
-            else ""
-        return join([content, _str(error.get("name")), _str(error.get("code"))])
-    if kind == "todo/write":
+        if isinstance(message, dict):
+            _collect(message.get("content"), parts)
+        error = data.get("error")
+        if isinstance(error, dict):
+            _add(error.get("name"), parts)
+            _add(error.get("code"), parts)
+    elif kind == "todo/write":
         todos = data.get("todos")
-        parts: list[str] = []
         for todo in todos if isinstance(todos, list) else []:
             if isinstance(todo, dict):
-                parts += [_str(todo.get("status")), _str(todo.get("content"))]
-        return join(parts)
-    if kind == "turn/end":
+                _add(todo.get("status"), parts)
+                _add(todo.get("content"), parts)
+    else:  # turn/end
         return _turn_end(data.get("reason"))
-    return ""
+    return join(parts)

@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .documents import build_documents
 from .errors import INDEX_FAILED, PERSISTENCE_FAILED, SOURCE_CONFLICT, SessionQueryError
-from .source import LoadedSession, discover, file_revision, load_session
-from .sql import sanitize
-from .store import IndexStore
-from .text import store_text
+from .scan import DocumentRow, SessionDocuments, of_loaded, scan_log
+from .source import LoadedSession, discover, file_revision
+from .store import (
+    OPEN_ROWIDS,
+    SHADOWED_ROWIDS,
+    IndexStore,
+    bulk_settings,
+    next_rowid,
+    rowid_class,
+)
+from .text import document_text
 
 Progress = Callable[[str, dict[str, Any]], None]
 
@@ -65,7 +71,7 @@ def _stat_key(path: Path) -> str:
     return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
-def _header_values(session: LoadedSession) -> list[Any]:
+def _header_values(session: SessionDocuments) -> list[Any]:
     h = session.header
 
     def num(key: str) -> int | None:
@@ -82,37 +88,56 @@ def _header_values(session: LoadedSession) -> list[Any]:
             text("agentPreset")]
 
 
-def write_session(store: IndexStore, session: LoadedSession, *, stat_key: str = "",
-                  progress: Progress | None = None) -> int:
+def _rows(session_id: str, documents: Sequence[DocumentRow],
+          starts: dict[tuple[int, int], int]) -> Iterator[tuple[Any, ...]]:
+    """Insert rows with classed rowids (QRY-IDX-015): the open documents, then the shadowed
+    ones, each in seq order and in one contiguous run of its class from ``starts``."""
+    for bounds in (OPEN_ROWIDS, SHADOWED_ROWIDS):
+        rowid = starts[bounds]
+        for seq, kind, time, surface, text in documents:
+            if rowid_class(surface) == bounds:
+                yield (rowid, document_text(text), session_id, seq, kind, time, surface,
+                       len(text))
+                rowid += 1
+
+
+def _finish_session(store: IndexStore, session: SessionDocuments, stat_key: str) -> None:
+    """The session's row and the next generation (inside the session's transaction)."""
+    generation = store.global_generation + 1
+    store.conn.execute("UPDATE index_state SET global_generation = ? WHERE singleton = 1",
+                       (generation,))
+    store.conn.execute(
+        "INSERT OR REPLACE INTO sessions (id, version, created_at, cwd, parent_session, "
+        "seed_length, delegation_depth, agent_preset, path, title, revision, stat_key, "
+        "events, generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [*_header_values(session), session.path, session.title, session.revision or "",
+         stat_key, session.events, generation])
+
+
+def write_session(store: IndexStore, session: LoadedSession | SessionDocuments, *,
+                  stat_key: str = "", progress: Progress | None = None) -> int:
     """Replace one session's rows in a single transaction; returns its document count."""
-    documents = build_documents(session.session_id, session.events)
+    scanned = of_loaded(session) if isinstance(session, LoadedSession) else session
     conn = store.conn
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute("DELETE FROM docs WHERE session_id = ?", (session.session_id,))
-        if progress is not None:
-            progress("begin", {"sessionId": session.session_id})
-        conn.executemany(
-            "INSERT INTO docs (text, session_id, seq, type, time, surface, codepoint_length) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(store_text(sanitize(d.text)), d.session_id, d.seq, d.type, d.time, d.surface,
-              len(sanitize(d.text))) for d in documents])
-        generation = store.global_generation + 1
-        conn.execute("UPDATE index_state SET global_generation = ? WHERE singleton = 1",
-                     (generation,))
-        conn.execute(
-            "INSERT OR REPLACE INTO sessions (id, version, created_at, cwd, parent_session, "
-            "seed_length, delegation_depth, agent_preset, path, title, revision, stat_key, "
-            "events, generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [*_header_values(session), session.path, session.title,
-             session.revision or "", stat_key, len(session.events), generation])
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    with bulk_settings(conn):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("DELETE FROM docs WHERE session_id = ?", (scanned.session_id,))
+            if progress is not None:
+                progress("begin", {"sessionId": scanned.session_id})
+            conn.executemany(
+                "INSERT INTO docs (rowid, text, session_id, seq, type, time, surface, "
+                "codepoint_length) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                _rows(scanned.session_id, scanned.rows,
+                      {b: next_rowid(conn, b) for b in (OPEN_ROWIDS, SHADOWED_ROWIDS)}))
+            _finish_session(store, scanned, stat_key)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
     if progress is not None:
-        progress("commit", {"sessionId": session.session_id, "documents": len(documents)})
-    return len(documents)
+        progress("commit", {"sessionId": scanned.session_id, "documents": len(scanned.rows)})
+    return len(scanned.rows)
 
 
 def remove_session(store: IndexStore, session_id: str) -> None:
@@ -163,10 +188,11 @@ def _index_file(store: IndexStore, path: Path, progress: Progress | None) -> Fil
             store.conn.execute("UPDATE sessions SET stat_key = ? WHERE id = ?",
                                (stat_key, row[0]))
             return FileOutcome(str(path), "unchanged", session_id=str(row[0]))
-        loaded = load_session(path, revision=revision)
+        scanned = scan_log(path, revision=revision)
     except SessionQueryError as exc:
         return FileOutcome(str(path), "failed", error=exc)
-    session = LoadedSession(loaded.session_id, loaded.header, loaded.events, resolved, revision)
+    session = SessionDocuments(scanned.session_id, scanned.header, scanned.rows,
+                               scanned.events, scanned.title, resolved, revision)
     owner = store.conn.execute("SELECT path FROM sessions WHERE id = ?",
                                (session.session_id,)).fetchone()
     if owner is not None and owner[0] not in (None, resolved) and os.path.exists(owner[0]):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .cursor import CursorPayload, decode_cursor, encode_cursor, fingerprint
+from .documents import SURFACES
 from .errors import (
     INDEX_FAILED,
     INVALID_CONFIG,
@@ -38,7 +39,15 @@ from .sql import (
     quote_phrase,
     session_where,
 )
-from .store import JOURNAL_MODES, MEMORY, IndexStore, open_index
+from .store import (
+    JOURNAL_MODES,
+    MEMORY,
+    OPEN_ROWIDS,
+    SHADOWED_ROWIDS,
+    IndexStore,
+    classed,
+    open_index,
+)
 from .trace import READ_WINDOW_MAX
 
 OPEN_AT: Final = ("startup", "first-search", "never")
@@ -97,23 +106,47 @@ _COLUMNS: Final = """
         d.surface AS surface, CAST(d.codepoint_length AS INTEGER) AS document_length"""
 
 
-def _selected(match: str, query: str, include_shadowed: bool) -> tuple[str, list[Any]]:
-    """The ``candidates``/``matched`` CTEs and their bindings."""
+def verbatim_run(query: str) -> str | None:
+    """The longest run of the query's CJK-block characters, or None. Those characters have no
+    case, so a literal match of the query contains the run exactly as written: a document
+    without it cannot match, and ``instr`` skips it before the marker runs (QRY-CJK-003)."""
+    best, run = "", []
+    for ch in query + "\0":
+        if has_cjk(ch):
+            run.append(ch)
+            continue
+        if len(run) > len(best):
+            best = "".join(run)
+        run = []
+    return best or None
+
+
+def _selected(match: str, query: str, include_shadowed: bool, rowids: tuple[int, int] | None
+              ) -> tuple[str, list[Any]]:
+    """The ``candidates``/``matched`` CTEs and their bindings. ``rowids`` bounds the documents
+    to one rowid class (QRY-IDX-015): a pruning that changes no result."""
     shadow = "AND (? = 1 OR d.surface <> 'shadowed')"
+    params: list[Any]
     if match == "token":
-        sql = f"""WITH candidates AS (
+        bound = "AND d.rowid >= ? AND d.rowid < ?" if rowids else ""
+        sql = f"""WITH candidates AS MATERIALIZED (
       SELECT {_COLUMNS}, highlight(docs, 0, ?, ?) AS marked_text
       FROM docs AS d JOIN sessions AS s ON s.id = d.session_id
-      WHERE docs MATCH ? {shadow}"""
-        params: list[Any] = [HIGHLIGHT_START, HIGHLIGHT_END, quote_phrase(query)]
+      WHERE docs MATCH ? {bound} {shadow}"""
+        params = [HIGHLIGHT_START, HIGHLIGHT_END, quote_phrase(query), *(rowids or ())]
     else:
-        sql = f"""WITH candidates AS (
+        needle = verbatim_run(query)
+        inner = [f"rowid >= {rowids[0]} AND rowid < {rowids[1]}"] if rowids else []
+        inner += ["instr(text, ?) > 0"] if needle else []
+        sql = f"""WITH marked AS MATERIALIZED (
+      SELECT session_id, seq, type, time, surface, codepoint_length,
+             dshkit_mark(text) AS marked_text FROM docs
+      {'WHERE ' + ' AND '.join(inner) if inner else ''}
+    ), candidates AS MATERIALIZED (
       SELECT {_COLUMNS}, d.marked_text AS marked_text
-      FROM (SELECT session_id, seq, type, time, surface, codepoint_length,
-                   dshkit_mark(text) AS marked_text FROM docs) AS d
-      JOIN sessions AS s ON s.id = d.session_id
+      FROM marked AS d JOIN sessions AS s ON s.id = d.session_id
       WHERE d.marked_text IS NOT NULL {shadow}"""
-        params = []
+        params = [needle] if needle else []
     sql += """
     ), matched AS (
       SELECT *, (length(CAST(marked_text AS BLOB))
@@ -122,6 +155,19 @@ def _selected(match: str, query: str, include_shadowed: bool) -> tuple[str, list
     )"""
     params += [1 if include_shadowed else 0, HIGHLIGHT_START, len(HIGHLIGHT_START.encode())]
     return sql, params
+
+
+def rowid_bounds(filters: Iterable[dict[str, Any]]) -> tuple[int, int] | None:
+    """The one rowid class a request can return documents from, or None (both classes)."""
+    allowed = {"current", "log-only"}  # the default: no shadowed history (QRY-RNK-004)
+    clauses = [set(f["values"]) for f in filters if f["kind"] == "surface"]
+    if clauses:
+        allowed = set(SURFACES).intersection(*clauses)
+    if "shadowed" not in allowed:
+        return OPEN_ROWIDS
+    if allowed == {"shadowed"}:
+        return SHADOWED_ROWIDS
+    return None
 
 
 def _has_surface_clause(filters: Iterable[dict[str, Any]]) -> bool:
@@ -274,6 +320,10 @@ class SessionSearchEngine:
                           lambda o: CursorPayload(store.instance, "events", identity,
                                                   generation, o))
 
+    def _bounds(self, filters: Iterable[dict[str, Any]]) -> tuple[int, int] | None:
+        bounds = rowid_bounds(filters)
+        return bounds if bounds is not None and classed(self.store.conn) else None
+
     def _execute(self, sql: str, params: list[Any], mode: str, query: str
                  ) -> list[sqlite3.Row]:
         check_bindings(len(params))
@@ -293,7 +343,8 @@ class SessionSearchEngine:
         check_predicates(swhere.predicate_count + ewhere.predicate_count)
         where = " AND ".join(w.sql for w in (swhere, ewhere) if w.sql)
         selected, params = _selected(mode, request.query,
-                                     _has_surface_clause(request.event_filters))
+                                     _has_surface_clause(request.event_filters),
+                                     self._bounds(request.event_filters))
         sql = f"""{selected},
     filtered AS (SELECT * FROM matched {'WHERE ' + where if where else ''}),
     ranked AS (
@@ -312,7 +363,8 @@ class SessionSearchEngine:
         ewhere: SqlWhere = event_where(request.filters)
         check_predicates(1 + ewhere.predicate_count)
         where = " AND ".join(w for w in ("session_id = ?", ewhere.sql) if w)
-        selected, params = _selected(mode, request.query, _has_surface_clause(request.filters))
+        selected, params = _selected(mode, request.query, _has_surface_clause(request.filters),
+                                     self._bounds(request.filters))
         sql = f"""{selected}
     SELECT * FROM matched WHERE {where}
     ORDER BY match_count DESC, document_length ASC, time DESC, seq DESC

@@ -70,7 +70,7 @@ def synthesize_header(session_id: str, events: Sequence[Event]) -> dict[str, Any
     return {"version": 0, "id": session_id, "createdAt": created}
 
 
-def _map_problem(path: str, problem: Problem) -> SessionQueryError:
+def map_problem(path: str, problem: Problem) -> SessionQueryError:
     if problem.code == "IO_ERROR":
         return SessionQueryError(PERSISTENCE_FAILED, problem.message, path=path)
     if problem.code.startswith(_SURFACE_PREFIXES):
@@ -81,11 +81,9 @@ def _map_problem(path: str, problem: Problem) -> SessionQueryError:
 
 
 def file_revision(path: str | Path) -> str:
-    digest = hashlib.sha256()
     try:
         with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
+            digest = hashlib.file_digest(handle, "sha256")
     except OSError as exc:
         raise SessionQueryError(PERSISTENCE_FAILED, f"cannot read {path}: {exc.strerror or exc}",
                                 path=str(path)) from None
@@ -106,7 +104,7 @@ def load_session(path: str | Path, *, revision: str | None = None) -> LoadedSess
     except ProblemError as exc:
         problem = exc.problem
     if problem is not None:
-        raise _map_problem(str(path), problem)
+        raise map_problem(str(path), problem)
     header = reader.result.header
     session_id = str(header["id"]) if header else session_id_for_path(location)
     events = tuple(kept)

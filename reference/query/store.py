@@ -11,6 +11,7 @@ import contextlib
 import os
 import sqlite3
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -124,6 +125,48 @@ def _user_tables(conn: sqlite3.Connection) -> list[str]:
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+#: Document rowid classes (QRY-IDX-015): the documents a default search can return (surfaces
+#: ``current`` and ``log-only``) in [2^40, 2^41), the ``shadowed`` ones in [2^41, 2^42). When
+#: every rowid of an index is at least 2^40, a search skips a class by a rowid range that FTS5
+#: applies inside its index, without reading a document it does not return.
+OPEN_ROWIDS: Final = (1 << 40, 1 << 41)
+SHADOWED_ROWIDS: Final = (1 << 41, 1 << 42)
+
+
+def rowid_class(surface: str) -> tuple[int, int]:
+    return SHADOWED_ROWIDS if surface == "shadowed" else OPEN_ROWIDS
+
+
+def classed(conn: sqlite3.Connection) -> bool:
+    """Whether every document of the index has a classed rowid (an index written before the
+    classes, or by a writer that does not use them, has smaller ones)."""
+    row = conn.execute("SELECT rowid FROM docs ORDER BY rowid LIMIT 1").fetchone()
+    return row is None or int(row[0]) >= OPEN_ROWIDS[0]
+
+
+def next_rowid(conn: sqlite3.Connection, bounds: tuple[int, int]) -> int:
+    """The rowid after the last one used in ``bounds``."""
+    row = conn.execute("SELECT rowid FROM docs WHERE rowid >= ? AND rowid < ? "
+                       "ORDER BY rowid DESC LIMIT 1", bounds).fetchone()
+    return bounds[0] if row is None else int(row[0]) + 1
+
+
+#: Page cache while a session is written: FTS5 merges its segments through it (64 MiB).
+BULK_CACHE_KIB: Final = 65_536
+
+
+@contextlib.contextmanager
+def bulk_settings(conn: sqlite3.Connection) -> Iterator[None]:
+    """Connection settings for writing a large session, restored afterwards. Nothing here
+    changes what is stored or how a transaction commits (QRY-IDX-010)."""
+    previous = int(conn.execute("PRAGMA cache_size").fetchone()[0])
+    conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA cache_size = {previous}")
 
 
 class IndexStore:

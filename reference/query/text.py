@@ -6,7 +6,18 @@ from __future__ import annotations
 import re
 
 _LONE = re.compile("[\ud800-\udfff]")
+#: What a stored document cannot hold (QRY-IDX-009): NUL, the highlight markers U+FDD0 and
+#: U+FDD1, and lone surrogates.
+_UNSAFE = re.compile("[\x00\ufdd0\ufdd1\ud800-\udfff]")
 
 
 def store_text(text: str) -> str:
     return _LONE.sub("\ufffd", text)
+
+
+def document_text(text: str) -> str:
+    """``store_text(sanitize(text))`` in one pass: every unsafe code point becomes U+FFFD, so
+    the length in code points does not change."""
+    if text.isascii():
+        return text.replace("\0", "\ufffd") if "\0" in text else text
+    return _UNSAFE.sub("\ufffd", text) if _UNSAFE.search(text) else text

@@ -14,10 +14,10 @@ from typing import Any, BinaryIO
 
 from ..problems import Problem, ProblemError
 from .levels import Checks
-from .pipeline import SessionChecker, run
+from .pipeline import SessionChecker, run, run_batches
 from .reader import Located, LogReader, TornTail
 from .surface import Replacement, derive_messages
-from .validation import with_session_id
+from .validation import session_batches
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,28 +64,31 @@ class FoldReport:
         }
 
 
-def _checks(repair: bool) -> Checks:
+def fold_checks(repair: bool) -> Checks:
+    """The checks a fold runs: the seed level's, plus the loader's storage rules with repair."""
     return Checks(envelope_and_shapes=True, invariants=False, storage=repair, repair=repair)
 
 
 def fold_path(path: str | Path, *, repair: bool = True, session_id: str | None = None,
               stdin: BinaryIO | None = None) -> FoldReport:
     reader = LogReader(path, tolerate_torn_tail=True, stdin=stdin)
-    checker = SessionChecker(_checks(repair))
-    problem = run(checker, with_session_id(reader, checker, session_id))
-    return _report(str(path), checker, problem, repair, reader.result.torn,
+    checker = SessionChecker(fold_checks(repair))
+    problem = run_batches(checker, session_batches(reader, checker, session_id))
+    return fold_report(str(path), checker, problem, repair, reader.result.torn,
                    reader.result.header)
 
 
 def fold_events(events: Iterable[Any], *, repair: bool = True,
                 session_id: str = "session") -> FoldReport:
-    checker = SessionChecker(_checks(repair), session_id=session_id)
+    checker = SessionChecker(fold_checks(repair), session_id=session_id)
     problem = run(checker, (Located(line=None, event=e) for e in events))
-    return _report("<memory>", checker, problem, repair, None, None)
+    return fold_report("<memory>", checker, problem, repair, None, None)
 
 
-def _report(path: str, checker: SessionChecker, problem: Problem | None, repair: bool,
-            torn: TornTail | None, header: dict[str, Any] | None) -> FoldReport:
+def fold_report(path: str, checker: SessionChecker, problem: Problem | None, repair: bool,
+                torn: TornTail | None, header: dict[str, Any] | None) -> FoldReport:
+    """The report of a fold run that ended with ``problem`` (None: the log folds): on
+    success the closers are pushed (with ``repair``) and the messages derived."""
     if problem is not None:
         return FoldReport(path=path, events=checker.count, errors=(problem,), torn=torn)
     closers: list[dict[str, Any]] = []
@@ -127,8 +130,8 @@ class LoadReport:
 def load_path(path: str | Path, *, session_id: str | None = None,
               stdin: BinaryIO | None = None) -> LoadReport:
     reader = LogReader(path, tolerate_torn_tail=True, stdin=stdin)
-    checker = SessionChecker(_checks(True), kept=[])
-    problem = run(checker, with_session_id(reader, checker, session_id))
+    checker = SessionChecker(fold_checks(True), kept=[])
+    problem = run_batches(checker, session_batches(reader, checker, session_id))
     closers = [] if problem else checker.close()
     if problem is not None:
         return LoadReport(path=str(path), errors=(problem,))
@@ -136,7 +139,7 @@ def load_path(path: str | Path, *, session_id: str | None = None,
 
 
 def load_events(events: Iterable[Any], *, session_id: str = "session") -> LoadReport:
-    checker = SessionChecker(_checks(True), session_id=session_id, kept=[])
+    checker = SessionChecker(fold_checks(True), session_id=session_id, kept=[])
     problem = run(checker, (Located(line=None, event=e) for e in events))
     if problem is not None:
         return LoadReport(path="<memory>", errors=(problem,))

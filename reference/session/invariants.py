@@ -33,7 +33,7 @@ class EnclosureTrace:
         self.advance(event)
 
     def check(self, event: Event) -> ProblemError | None:
-        kind = event["type"]
+        kind = event.get("type")
         data = event.get("data")
         d: dict[str, Any] = data if isinstance(data, dict) else {}
         if kind == "turn/start":
@@ -103,7 +103,7 @@ class EnclosureTrace:
         return None
 
     def advance(self, event: Event) -> None:
-        kind = event["type"]
+        kind = event.get("type")
         data = event.get("data")
         d: dict[str, Any] = data if isinstance(data, dict) else {}
         if kind == "turn/start":

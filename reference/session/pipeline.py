@@ -2,11 +2,19 @@
 
 The checker keeps only what the spec's algorithms need (the current surface, the open
 turn/step and its pending calls), so memory does not grow with the log.
+
+:func:`run_batches` and :func:`run_all_batches` (and :func:`run`, :func:`run_all` for
+``(line, event)`` pairs, which a :class:`~.reader.Located` is) feed events through the fast path of :mod:`.fastpath` first and through :meth:`SessionChecker.push`,
+the general path, when the fast path declines an event. While they run their own code they
+pause the garbage collector: a log is a stream of acyclic JSON values that reference counting
+frees, and the collector would otherwise walk the growing surface again and again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import gc
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,14 +27,19 @@ from .checks import (
     refuse_header_delta,
     refuse_header_fallback,
 )
+from .fastpath import absorber as absorber  # re-exported: tests swap the fast path out
 from .invariants import EnclosureTrace
 from .levels import Checks, Level, level_of
-from .reader import Located
 from .repair import RepairTracker
 from .surface import SurfaceFold
 from .vocabulary import KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES
 
 Event = dict[str, Any]
+#: What the runs consume: ``(physical line or None, event)``; a ``Located`` is one.
+Pair = tuple[int | None, Any]
+#: Or batches of events from consecutive lines, as :meth:`LogReader.batches` gives them:
+#: ``(line of the first event, line step, events)``.
+Batch = tuple[int | None, int, Sequence[Any]]
 
 
 class EventProblem(ProblemError):
@@ -121,11 +134,12 @@ class SessionChecker:
             self.kept.append(event)
 
     def _message_shape(self, event: Event) -> ProblemError | None:
-        return check_message_shape(event) if event.get("type") in SURFACE_EVENT_TYPES else None
+        kind = event.get("type")
+        return check_message_shape(event) if _listed(kind, SURFACE_EVENT_TYPES) else None
 
     def _shape(self, event: Event) -> ProblemError | None:
         kind = event.get("type")
-        if kind in SURFACE_EVENT_TYPES:
+        if _listed(kind, SURFACE_EVENT_TYPES):
             return check_message_shape(event)
         if kind == "request/header":
             return check_request_header_shape(event)
@@ -133,7 +147,7 @@ class SessionChecker:
 
     def _unknown(self, event: Event) -> ProblemError | None:
         kind = event.get("type")
-        if kind not in KNOWN_EVENT_TYPES and event.get("ignorable") is not True:
+        if not _listed(kind, KNOWN_EVENT_TYPES) and event.get("ignorable") is not True:
             return fail("UNKNOWN_EVENT_TYPE", "SES-UNK-002",
                        f'event type "{kind}" is unknown to this reader and not marked ignorable; '
                        "refusing to interpret the log (it was likely written by a newer harness)",
@@ -161,49 +175,126 @@ class SessionChecker:
         return closers
 
 
-def run(checker: SessionChecker, located: Iterable[Located]) -> Problem | None:
-    """Feed a whole log, stopping at the first problem (errors as values)."""
+@contextmanager
+def paused_gc(checker: SessionChecker) -> Iterator[None]:
+    """Pause the garbage collector for a run, unless an observer (foreign code that may make
+    reference cycles) is attached; the collector's state is restored afterwards."""
+    pause = checker.observer is None and gc.isenabled()
+    if pause:
+        gc.disable()
     try:
-        for item in located:
-            checker.push(item.event, line=item.line)
-    except ProblemError as exc:
-        return exc.problem
+        yield
+    finally:
+        if pause:
+            gc.enable()
+
+
+def _listed(kind: Any, names: frozenset[str]) -> bool:
+    """``kind in names``, for a kind that may be any JSON value (a list is not hashable)."""
+    return isinstance(kind, str) and kind in names
+
+
+def run_batches(checker: SessionChecker, batches: Iterable[Batch]) -> Problem | None:
+    """Feed a whole log, stopping at the first problem (errors as values)."""
+    absorb, flush, reload = absorber(checker)
+    push = checker.push
+    with paused_gc(checker):
+        try:
+            for first, step, events in batches:
+                index = absorb(events, 0)
+                while index < len(events):
+                    flush()
+                    push(events[index], line=None if first is None else first + step * index)
+                    reload()
+                    index = absorb(events, index + 1)
+        except ProblemError as exc:
+            return exc.problem
+        finally:
+            flush()
     return None
+
+
+def run(checker: SessionChecker, located: Iterable[Pair]) -> Problem | None:
+    """:func:`run_batches` for ``(line, event)`` pairs."""
+    return run_batches(checker, ((line, 0, (event,)) for line, event in located))
 
 
 MAX_PROBLEMS = 100
 
 
-def run_all(checker: SessionChecker,
-            located: Iterable[Located]) -> tuple[list[Problem], Level | None]:
+@dataclass
+class RunOutcome:
+    """What :func:`run_all_outcome` found.
+
+    ``problems`` and ``failed`` are the validator's verdict (SES-LVL-005). ``stop`` is the
+    first problem that is not an enclosure problem alone, with ``stop_count`` events seen
+    then: where a run without the enclosure invariants (the fold) would have stopped.
+    """
+
+    problems: list[Problem] = field(default_factory=list)
+    failed: Level | None = None
+    stop: Problem | None = None
+    stop_count: int = 0
+
+
+def run_all_batches(checker: SessionChecker,
+                    batches: Iterable[Batch]) -> tuple[list[Problem], Level | None]:
     """Feed a whole log and keep every problem of the lowest failing level (SES-LVL-005).
 
     Problems of higher levels than one already found are not kept; a problem of a lower level
     replaces them. A problem raised while reading ends the run (nothing after it can be read).
     """
-    kept: list[Problem] = []
+    outcome = run_all_outcome(checker, batches)
+    return outcome.problems, outcome.failed
+
+
+def run_all_outcome(checker: SessionChecker, batches: Iterable[Batch]) -> RunOutcome:
+    """:func:`run_all_batches`, also noting where a fold of the same log would stop."""
+    out = RunOutcome()
+    kept = out.problems
     lowest: Level | None = None
-    iterator = iter(located)
-    while True:
+    absorb, flush, reload = absorber(checker)
+    push = checker.push
+    with paused_gc(checker):
         try:
-            item = next(iterator, None)
-        except ProblemError as exc:
+            for first, step, events in batches:
+                index = absorb(events, 0)
+                while index < len(events):
+                    flush()
+                    try:
+                        push(events[index],
+                             line=None if first is None else first + step * index)
+                    except ProblemError as exc:
+                        problem = exc.problem
+                        level = (exc.level if isinstance(exc, EventProblem)
+                                 else level_of(problem.code))
+                        if out.stop is None and not problem.code.startswith("INVARIANT_"):
+                            out.stop, out.stop_count = problem, checker.count
+                        if lowest is None or level.rank < lowest.rank:
+                            kept = [problem]
+                            lowest = level
+                        elif level is lowest and len(kept) < MAX_PROBLEMS:
+                            kept.append(problem)
+                    reload()
+                    index = absorb(events, index + 1)
+        except ProblemError as exc:  # raised while reading
             problem = exc.problem
             level = level_of(problem.code)
+            flush()
+            if out.stop is None:
+                out.stop, out.stop_count = problem, checker.count
             if lowest is None or level.rank < lowest.rank:
-                kept, lowest = [problem], level
+                kept = [problem]
+                lowest = level
             elif level is lowest:
                 kept.append(problem)
-            break
-        if item is None:
-            break
-        try:
-            checker.push(item.event, line=item.line)
-        except ProblemError as exc:
-            problem = exc.problem
-            level = exc.level if isinstance(exc, EventProblem) else level_of(problem.code)
-            if lowest is None or level.rank < lowest.rank:
-                kept, lowest = [problem], level
-            elif level is lowest and len(kept) < MAX_PROBLEMS:
-                kept.append(problem)
-    return kept, lowest
+        finally:
+            flush()
+    out.problems, out.failed = kept, lowest
+    return out
+
+
+def run_all(checker: SessionChecker,
+            located: Iterable[Pair]) -> tuple[list[Problem], Level | None]:
+    """:func:`run_all_batches` for ``(line, event)`` pairs."""
+    return run_all_batches(checker, ((line, 0, (event,)) for line, event in located))

@@ -2,7 +2,9 @@
 
 Forms: DSH ``session.jsonl`` (header line + records), the same as ``session.jsonl.zstd``
 (independent zstd frames), a bare JSONL of events, a JSON array of events, and stdin (``-``).
-Packed chunk rows are expanded wherever they appear. The reader holds one line at a time.
+Packed chunk rows are expanded wherever they appear. The reader holds one block of lines at a
+time (a read block of a plain file, one frame of a compressed one), never the whole log, and
+parses each line with the parser seam of :mod:`.jsonparse`.
 
 With ``tolerate_torn_tail`` (the load view) a damaged tail is handled as DSH's loader does
 (SES-FILE-008, SES-FILE-009): the first unparsable line or seq gap ends the preserved prefix;
@@ -15,22 +17,28 @@ from __future__ import annotations
 import io
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import add
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 import zstandard
 
 from ..problems import Problem, ProblemError, fail
-from . import jsoncodec
-from .chunk_rows import decode_record
+from . import jsoncodec, jsonparse
+from .chunk_rows import ROW_TYPES, decode_record
 from .header import check_header, is_header_candidate, refuse_foreign_version
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _BOM = b"\xef\xbb\xbf"
-RawLine = tuple[int, bytes, bool, int, bool]
-_CHUNK = 1 << 16
+_CHUNK = 1 << 16  # compressed bytes fed to the zstd decoder at a time
+_BLOCK = 1 << 16  # plain bytes read at a time; the reader holds one block of lines
+_RUN = 64  # lines parsed and handed on together
+
+_ROW_SET = frozenset(ROW_TYPES)
+_ONLY_DICT = {dict}
 
 FORM_DSH_JSONL = "dsh-jsonl"
 FORM_BARE_JSONL = "jsonl"
@@ -63,14 +71,54 @@ class ReadResult:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class Located:
+#: Events read from consecutive lines: ``(line of the first, line step, events)``.
+Batch = tuple[int | None, int, Sequence[Any]]
+
+
+class Located(NamedTuple):
+    """One event and the physical line it was read from (None for a JSON array)."""
+
     line: int | None
     event: Any
 
 
+@dataclass(slots=True)
+class _Segment:
+    """Complete lines of one block of the logical text (plain: a read block; zstd: a frame)."""
+
+    lines: list[bytes]  # each was followed by a line feed
+    risky: set[int]  # indexes of lines the fast JSON parser must leave to the exact one
+    base: int  # file offset of the first line (plain files)
+    size: int  # bytes of the lines with their line feeds (plain files)
+    end: int | None  # committed offset of every line (zstd), or None: after the line (plain)
+    framed: bool  # the lines lie inside a complete zstd frame other than the header frame
+    fragment: bytes | None = None  # a final piece without line feed, after the lines
+    fragment_end: int = 0
+
+
+@dataclass(slots=True)
+class _Scan:
+    """The committed-region scan (SES-FILE-009) between lines."""
+
+    issue: Problem | None = None
+    issue_line: int = 0
+    dropped: int = 0
+    fragment: bool = False
+    expected: int = 0  # events kept so far
+    committed_bytes: int | None = None
+    committed_events: int = 0
+
+
+_UNREAD = object()
+
+
 class LogReader:
-    """Iterate ``Located`` events of one log; raises :class:`ProblemError` on fatal damage."""
+    """Iterate ``Located`` events of one log; raises :class:`ProblemError` on fatal damage.
+
+    :meth:`batches` is what the checking loops use: runs of events from consecutive lines,
+    parsed by the fast path of :mod:`.jsonparse` where it is safe. :meth:`pairs` and plain
+    iteration give one event at a time.
+    """
 
     def __init__(self, source: str | Path, *, tolerate_torn_tail: bool,
                  stdin: BinaryIO | None = None) -> None:
@@ -80,9 +128,34 @@ class LogReader:
         self._stdin = stdin
 
     def __iter__(self) -> Iterator[Located]:
+        for line, event in self.pairs():
+            yield Located(line, event)
+
+    def pairs(self) -> Iterator[tuple[int | None, Any]]:
+        """``(physical line, event)`` for every event, in order (line None for an array)."""
+        for first, step, events in self.batches():
+            if first is None or step == 0:
+                for event in events:
+                    yield first, event
+            else:
+                for index, event in enumerate(events):
+                    yield first + index, event
+
+    def batches(self) -> Iterator[Batch]:
+        """Every event, in order, in batches ``(line, step, events)``: event ``i`` of a batch
+        was read from line ``line + step * i`` (``step`` is 0 when all come from one line, as
+        for a chunk row; ``line`` is None for a JSON array)."""
         stream = self._open()
         try:
-            yield from self._read(stream)
+            head = _peek(stream, 4)
+            if head.startswith(ZSTD_MAGIC):
+                self.result.compressed = True
+                yield from self._scan(_zstd_segments(stream, self.result))
+            elif _peek(stream, 64).lstrip(b" \t\r\n").startswith(b"["):
+                self.result.form = FORM_JSON_ARRAY
+                yield from self._read_array(stream)
+            else:
+                yield from self._scan(_plain_segments(stream))
         finally:
             if stream is not self._stdin:
                 stream.close()
@@ -96,95 +169,172 @@ class LogReader:
             raise fail("IO_ERROR", "SES-FILE-004",
                        f"cannot read {self.source}: {exc.strerror or exc}") from None
 
-    def _read(self, stream: BinaryIO) -> Iterator[Located]:
-        head = _peek(stream, 4)
-        if head.startswith(ZSTD_MAGIC):
-            self.result.compressed = True
-            yield from self._read_lines(_zstd_lines(stream, self.result))
-            return
-        start = _peek(stream, 64).lstrip(b" \t\r\n")
-        if start.startswith(b"["):
-            self.result.form = FORM_JSON_ARRAY
-            yield from self._read_array(stream)
-            return
-        yield from self._read_lines(_plain_lines(stream))
-
-    def _read_array(self, stream: BinaryIO) -> Iterator[Located]:
+    def _read_array(self, stream: BinaryIO) -> Iterator[Batch]:
         text = _decode_utf8(stream.read(), line=1)
         value = jsoncodec.loads(text)
         if not isinstance(value, list):
             raise fail("JSON_ARRAY_NOT_ARRAY", "SES-JSON-004", "a JSON log must be an array")
         for item in value:
-            for event in decode_record(item):
-                self.result.events += 1
-                yield Located(line=None, event=event)
+            events = decode_record(item)
+            self.result.events += len(events)
+            yield None, 0, events
 
-    def _read_lines(self, lines: Iterator[RawLine]) -> Iterator[Located]:
-        """``lines`` yields (line number, raw bytes without newline, terminated, end offset,
-        whether the line lies inside a complete zstd frame)."""
-        issue: Problem | None = None
-        issue_line = 0
-        dropped = 0
-        fragment = False
-        expected = 0
-        for number, raw, terminated, end, framed in lines:
-            if number == 1:
-                header = self._first_line(raw, terminated)
-                if header is not None:
-                    self.result.committed_bytes = end
+    def _scan(self, segments: Iterator[_Segment]) -> Iterator[Batch]:
+        """The lines of every segment, as batches of events.
+
+        The common case is a run of ``_RUN`` lines that the fast parser reads as plain events
+        with the expected seqs, before any damage: one batch, checked with a few C-level
+        passes (:func:`_fast_values`, :func:`_plain`) and handed on while it is still in the
+        processor's cache. The rest of a segment where a run fails, and a segment with a line
+        the guard of :mod:`.jsonparse` flags, take :meth:`_lines`, line by line, and
+        :meth:`_line` is the committed-region scan in full.
+        """
+        scan = _Scan()
+        result = self.result
+        fast = jsonparse.fast_loads()
+        number = 0  # lines before the current segment
+        try:
+            for segment in segments:
+                lines = segment.lines
+                start = 0
+                if number == 0 and lines:  # line 1, a possible header, on its own
+                    yield from self._lines(scan, segment, 0, 1, number)
+                    start = 1
+                if fast is not None and not segment.risky:
+                    # Runs of _RUN lines: parsed, checked and absorbed while still in cache.
+                    commit = segment.framed or not result.compressed
+                    offset = segment.base + sum(map(len, lines[:start])) + start
+                    while start < len(lines) and scan.issue is None:
+                        run = lines[start:start + _RUN]
+                        values = _fast_values(fast, run)
+                        if values is None or not _plain(values, scan.expected, self.tolerate):
+                            break
+                        yield number + start + 1, 1, values
+                        start += len(run)
+                        offset += sum(map(len, run)) + len(run)
+                        scan.expected += len(values)
+                        if commit:
+                            scan.committed_bytes = offset if segment.end is None else segment.end
+                            scan.committed_events = scan.expected
+                if start < len(lines):
+                    yield from self._lines(scan, segment, start, len(lines), number)
+                number += len(lines)
+                if segment.fragment is not None:
+                    number += 1
+                    self._line(scan, segment.fragment, number, False, segment.fragment_end,
+                               False, _UNREAD)
+        finally:
+            result.events += scan.expected
+            result.committed_events = scan.committed_events
+            if scan.committed_bytes is not None:
+                result.committed_bytes = scan.committed_bytes
+        if scan.issue is not None or scan.fragment:
+            result.torn = TornTail(first_line=scan.issue_line,
+                                   lines=scan.dropped + int(scan.fragment), reason=scan.issue,
+                                   fragment=scan.fragment, committed_bytes=result.committed_bytes)
+
+    def _lines(self, scan: _Scan, segment: _Segment, start: int, stop: int,
+               before: int) -> Iterator[Batch]:
+        """Lines ``start:stop`` of a segment, one at a time (``before``: lines before the
+        segment). Lines that are plain events with the expected seq are gathered into runs."""
+        fast = jsonparse.fast_loads()
+        lines = segment.lines
+        risky = segment.risky
+        fixed_end = segment.end
+        commit = segment.framed or not self.result.compressed
+        tolerate = self.tolerate
+        offset = segment.base + sum(len(raw) + 1 for raw in lines[:start])
+        run: list[Any] = []
+        run_first = 0
+        for index in range(start, stop):
+            raw = lines[index]
+            number = before + index + 1
+            offset += len(raw) + 1
+            end = offset if fixed_end is None else fixed_end
+            value: Any = _UNREAD
+            if (number != 1 and scan.issue is None and index not in risky
+                    and not jsonparse.too_deep(raw)):
+                if fast is not None:
+                    try:
+                        value = fast(raw)
+                    except Exception:  # the exact parser says why, or reads it after all
+                        value = _UNREAD
+                if (type(value) is dict and value.get("type") not in ROW_TYPES
+                        and (not tolerate or value.get("seq") == scan.expected)):
+                    if not run:
+                        run_first = number
+                    run.append(value)
+                    scan.expected += 1
+                    if commit:
+                        scan.committed_bytes, scan.committed_events = end, scan.expected
                     continue
-            # SES-FILE-008: a final fragment without newline was never committed.
-            if not terminated:
-                fragment = True
-                if issue is None:
-                    issue_line = number
-                break
-            try:
-                decoded = decode_record(jsoncodec.loads(_decode_utf8(raw, line=number)))
-            except ProblemError as exc:
-                if framed:
-                    # A complete frame was written whole: damage inside it is no crash artefact.
-                    raise fail("ZSTD_FRAME_MID_RECORD", "SES-FILE-007",
-                               f"corrupt zstd session log: a complete frame contains a damaged "
-                               f"record at line {number}: {exc.problem.message}",
-                               line=number) from None
-                if not self.tolerate:
-                    raise ProblemError(exc.problem.located(line=number)) from None
-                if issue is None:
-                    issue, issue_line = exc.problem.located(line=number), number
-                    dropped = 1
-                else:
-                    dropped += 1
-                continue
-            if issue is not None:
-                dropped += 1
-                if _has_turn_end(decoded):
-                    raise _committed(issue)
-                continue
-            gap = next((e for i, e in enumerate(decoded)
-                        if not isinstance(e, dict) or e.get("seq") != expected + i), None)
-            if gap is not None and self.tolerate:
-                got = gap.get("seq") if isinstance(gap, dict) else None
-                issue = fail("FILE_COMMITTED_SEQ_GAP", "SES-FILE-009",
-                             f"seq gap at line {number} (expected "
-                             f"{expected + decoded.index(gap)}, got {got!r})",
-                             line=number).problem
-                issue_line, dropped = number, 1
-                if _has_turn_end(decoded):
-                    raise _committed(issue)
-                continue
-            for event in decoded:
-                expected += 1
-                self.result.events += 1
-                yield Located(line=number, event=event)
-            # Lines recovered from a torn final zstd frame are read but not committed.
-            if framed or not self.result.compressed:
-                self.result.committed_bytes = end
-                self.result.committed_events = expected
-        if issue is not None or fragment:
-            self.result.torn = TornTail(first_line=issue_line, lines=dropped + int(fragment),
-                                        reason=issue, fragment=fragment,
-                                        committed_bytes=self.result.committed_bytes)
+            if run:
+                yield run_first, 1, run
+                run = []
+            decoded = self._line(scan, raw, number, True, end, segment.framed, value)
+            if decoded:
+                yield number, 0, decoded
+        if run:
+            yield run_first, 1, run
+
+    def _line(self, scan: _Scan, raw: bytes, number: int, terminated: bool, end: int,
+              framed: bool, value: Any) -> list[Any]:
+        """One line of the committed-region scan (SES-FILE-008, SES-FILE-009); returns the
+        events to yield. ``value`` is the line already parsed, or ``_UNREAD``."""
+        if number == 1:
+            header = self._first_line(raw, terminated)
+            if header is not None:
+                scan.committed_bytes = end
+                return []
+        # SES-FILE-008: a final fragment without newline was never committed.
+        if not terminated:
+            scan.fragment = True
+            if scan.issue is None:
+                scan.issue_line = number
+            return []
+        try:
+            if value is _UNREAD:
+                value = jsonparse.exact_loads(raw)
+            decoded = decode_record(value)
+        except ProblemError as exc:
+            if framed:
+                # A complete frame was written whole: damage inside it is no crash artefact.
+                raise fail("ZSTD_FRAME_MID_RECORD", "SES-FILE-007",
+                           f"corrupt zstd session log: a complete frame contains a damaged "
+                           f"record at line {number}: {exc.problem.message}",
+                           line=number) from None
+            if not self.tolerate:
+                raise ProblemError(exc.problem.located(line=number)) from None
+            if scan.issue is None:
+                scan.issue, scan.issue_line = exc.problem.located(line=number), number
+                scan.dropped = 1
+            else:
+                scan.dropped += 1
+            return []
+        if scan.issue is not None:
+            scan.dropped += 1
+            if _has_turn_end(decoded):
+                raise _committed(scan.issue)
+            return []
+        expected = scan.expected
+        gap = next((e for i, e in enumerate(decoded)
+                    if not isinstance(e, dict) or e.get("seq") != expected + i), None)
+        if gap is not None and self.tolerate:
+            got = gap.get("seq") if isinstance(gap, dict) else None
+            scan.issue = fail("FILE_COMMITTED_SEQ_GAP", "SES-FILE-009",
+                              f"seq gap at line {number} (expected "
+                              f"{expected + decoded.index(gap)}, got {got!r})",
+                              line=number).problem
+            scan.issue_line, scan.dropped = number, 1
+            if _has_turn_end(decoded):
+                raise _committed(scan.issue)
+            return []
+        scan.expected += len(decoded)
+        # Lines recovered from a torn final zstd frame are read but not committed.
+        if framed or not self.result.compressed:
+            scan.committed_bytes = end
+            scan.committed_events = scan.expected
+        return decoded
 
     def _first_line(self, raw: bytes, terminated: bool) -> dict[str, Any] | None:
         """Recognise a DSH header on line 1; returns it, or None for a bare JSONL log."""
@@ -268,30 +418,73 @@ def _peek(stream: BinaryIO, size: int) -> bytes:
     raise TypeError("stream must be buffered")
 
 
-def _plain_lines(stream: BinaryIO) -> Iterator[RawLine]:
-    offset = 0
-    for number, raw in enumerate(stream, start=1):
-        offset += len(raw)
-        if raw.endswith(b"\n"):
-            yield number, raw[:-1], True, offset, False
-        else:
-            yield number, raw, False, offset, False
+def _fast_values(fast: jsonparse.FastLoads, lines: list[bytes]) -> list[Any] | None:
+    """Every line parsed by the fast parser, or None if one is too deep for it or refused."""
+    deep = jsonparse.DEPTH_GUARD
+    lengths = list(map(len, lines))
+    if max(lengths) > deep:
+        longer = list(compress(lines, map(deep.__lt__, lengths)))
+        brackets = map(add, map(bytes.count, longer, repeat(b"[")),
+                       map(bytes.count, longer, repeat(b"{")))
+        if any(map(deep.__lt__, brackets)):
+            return None
+    try:
+        return list(map(fast, lines))
+    except Exception:  # a line the exact parser must judge
+        return None
 
 
-def _zstd_lines(stream: BinaryIO, result: ReadResult) -> Iterator[RawLine]:
-    """Lines of a concatenation of zstd frames (SES-FILE-007).
+def _plain(values: list[Any], expected: int, tolerate: bool) -> bool:
+    """Whether every value is one event (an object that is not a chunk row, or any other
+    value) and, when the committed region is checked, an object whose seq is ``expected``,
+    ``expected + 1``, and so on."""
+    try:
+        if not _ROW_SET.isdisjoint(map(dict.get, values, repeat("type"))):
+            return False
+        if tolerate:
+            return list(map(dict.get, values, repeat("seq"))) == list(
+                range(expected, expected + len(values)))
+    except TypeError:  # a value that is not an object, or an unhashable type
+        return False
+    return True
 
-    Offsets are compressed-file offsets of the end of the frame that completes a line, so a
-    torn final frame is cut at its start. A complete frame that ends mid-line is corruption.
+
+def _plain_segments(stream: BinaryIO) -> Iterator[_Segment]:
+    """Blocks of complete lines of a plain file, read ``_BLOCK`` bytes at a time."""
+    base = 0
+    carry: list[bytes] = []
+    while True:
+        data = stream.read(_BLOCK)
+        if not data:
+            break
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            carry.append(data)  # a line longer than a block
+            continue
+        block = b"".join((*carry, data[:cut])) if carry else data[:cut]
+        carry = [data[cut:]] if cut < len(data) else []
+        lines = block.split(b"\n")
+        lines.pop()  # the empty piece after the last line feed
+        yield _Segment(lines, jsonparse.risky_lines(block), base, len(block), None, False)
+        base += len(block)
+    tail = b"".join(carry)
+    if tail:
+        yield _Segment([], set(), base, 0, None, False, fragment=tail,
+                       fragment_end=base + len(tail))
+
+
+def _zstd_segments(stream: BinaryIO, result: ReadResult) -> Iterator[_Segment]:
+    """The frames of a concatenation of zstd frames (SES-FILE-007), one segment each.
+
+    Offsets are compressed-file offsets of the end of the frame that holds a line, so a torn
+    final frame is cut at its start. A complete frame that ends mid-line is corruption.
     """
     decompressor = zstandard.ZstdDecompressor()
     obj = decompressor.decompressobj()
     frame_started = False
     frame_start = 0
     consumed = 0
-    pending = b""
-    number = 0
-    frame_lines: list[bytes] = []
+    outs: list[bytes] = []
     while True:
         data = stream.read(_CHUNK)
         if not data:
@@ -304,24 +497,23 @@ def _zstd_lines(stream: BinaryIO, result: ReadResult) -> Iterator[RawLine]:
                 raise fail("ZSTD_CORRUPT", "SES-FILE-007",
                            f"corrupt zstd frame starting at byte {frame_start}: {exc}") from None
             if out:
-                pieces = (pending + out).split(b"\n")
-                pending = pieces.pop()
-                frame_lines.extend(pieces)
+                outs.append(out)
             if obj.eof:
                 unused = obj.unused_data
                 consumed += len(data) - len(unused)
-                if pending:
+                content = b"".join(outs)
+                outs = []
+                lines = content.split(b"\n")
+                if lines.pop():
                     raise fail("ZSTD_FRAME_MID_RECORD", "SES-FILE-007",
                                f"zstd frame ending at byte {consumed} ends in the middle of a "
                                "record")
-                if frame_start == 0 and len(frame_lines) != 1:
+                if frame_start == 0 and len(lines) != 1:
                     raise fail("ZSTD_CORRUPT", "SES-FILE-007",
                                "corrupt zstd session log: the first frame is not exactly the "
-                               f"header line (it holds {len(frame_lines)} lines)")
-                for line in frame_lines:
-                    number += 1
-                    yield number, line, True, consumed, frame_start > 0
-                frame_lines = []
+                               f"header line (it holds {len(lines)} lines)")
+                yield _Segment(lines, jsonparse.risky_lines(content), 0, len(content), consumed,
+                               frame_start > 0)
                 frame_start = consumed
                 obj = decompressor.decompressobj()
                 frame_started = False
@@ -332,14 +524,11 @@ def _zstd_lines(stream: BinaryIO, result: ReadResult) -> Iterator[RawLine]:
     if frame_started:
         # A structurally incomplete final frame: recover its complete lines (SES-FILE-008).
         result.notes.append(f"incomplete final zstd frame at byte {frame_start}")
-        for line in frame_lines:
-            number += 1
-            yield number, line, True, frame_start, False
-        number += 1
-        yield number, pending, False, frame_start, False
-    elif pending:
-        number += 1
-        yield number, pending, False, consumed, False
+        content = b"".join(outs)
+        lines = content.split(b"\n")
+        pending = lines.pop()
+        yield _Segment(lines, jsonparse.risky_lines(content), 0, len(content), frame_start, False,
+                       fragment=pending, fragment_end=frame_start)
 
 
 def open_bytes(data: bytes) -> BinaryIO:

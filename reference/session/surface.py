@@ -74,7 +74,7 @@ class SurfaceFold:
             raise fail("SEQ_NOT_CONTIGUOUS", "SES-ENV-005",
                        f"event seq {seq!r} is not contiguous; expected {expected}", pointer="/seq")
         kind = event.get("type")
-        if kind not in SURFACE_EVENT_TYPES:
+        if not (isinstance(kind, str) and kind in SURFACE_EVENT_TYPES):
             if "surfaceOp" in event:
                 raise fail("SURFACE_NOT_ELIGIBLE", "SES-ENV-010",
                            f'event type "{kind}" is not surface-eligible and cannot carry surfaceOp',

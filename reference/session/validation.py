@@ -9,7 +9,7 @@ from typing import Any, BinaryIO
 
 from ..problems import Problem
 from .levels import Checks, Level
-from .pipeline import SessionChecker, run_all
+from .pipeline import Batch, Pair, SessionChecker, run_all, run_all_batches
 from .reader import Located, LogReader, TornTail
 
 
@@ -56,8 +56,8 @@ def validate_path(path: str | Path, level: Level = Level.LOAD, *, session_id: st
     """Validate a log file (any reader form; ``-`` is stdin); ``typed`` adds the typed layer."""
     reader = LogReader(path, tolerate_torn_tail=level is Level.LOAD, stdin=stdin)
     checker = SessionChecker(Checks.for_level(level))
-    typed_found = _typed_observer(checker) if typed else None
-    problems, failed = run_all(checker, with_session_id(reader, checker, session_id))
+    typed_found = typed_observer(checker) if typed else None
+    problems, failed = run_all_batches(checker, session_batches(reader, checker, session_id))
     return ValidationReport(
         path=str(path), level=level, events=checker.count, errors=tuple(problems),
         torn=reader.result.torn, form=reader.result.form, failed_level=failed,
@@ -65,7 +65,8 @@ def validate_path(path: str | Path, level: Level = Level.LOAD, *, session_id: st
     )
 
 
-def _typed_observer(checker: SessionChecker) -> list[Problem]:
+def typed_observer(checker: SessionChecker) -> list[Problem]:
+    """Attach the typed layer to ``checker``; returns the list its problems go to."""
     from .typed import typed_problems
 
     found: list[Problem] = []
@@ -85,7 +86,7 @@ def validate_events(events: Iterable[Any], level: Level = Level.SEED, *,
                     session_id: str = "session", typed: bool = False) -> ValidationReport:
     """Validate in-memory events (no file format involved; ``load`` applies its event rules)."""
     checker = SessionChecker(Checks.for_level(level), session_id=session_id)
-    typed_found = _typed_observer(checker) if typed else None
+    typed_found = typed_observer(checker) if typed else None
     problems, failed = run_all(checker, (Located(line=None, event=e) for e in events))
     return ValidationReport(path="<memory>", level=level, events=checker.count,
                             errors=tuple(problems), failed_level=failed,
@@ -93,13 +94,26 @@ def validate_events(events: Iterable[Any], level: Level = Level.SEED, *,
 
 
 def with_session_id(reader: LogReader, checker: SessionChecker,
-                    session_id: str | None) -> Iterator[Located]:
-    """The reader's events, with the checker's session id taken from the header (or given)
-    before the first event is checked: legacy message ids are built from it."""
-    first = True
-    for item in reader:
-        if first:
-            header = reader.result.header
-            checker.session_id = session_id or (str(header["id"]) if header else "session")
-            first = False
-        yield item
+                    session_id: str | None) -> Iterator[Pair]:
+    """The reader's ``(line, event)`` pairs, with the checker's session id taken from the
+    header (or given) before the first event is checked: legacy message ids are built from it.
+    """
+    pairs = reader.pairs()
+    for first in pairs:
+        header = reader.result.header
+        checker.session_id = session_id or (str(header["id"]) if header else "session")
+        yield first
+        break
+    yield from pairs
+
+
+def session_batches(reader: LogReader, checker: SessionChecker,
+                    session_id: str | None) -> Iterator[Batch]:
+    """:func:`with_session_id` for the reader's batches."""
+    batches = reader.batches()
+    for first in batches:
+        header = reader.result.header
+        checker.session_id = session_id or (str(header["id"]) if header else "session")
+        yield first
+        break
+    yield from batches

@@ -20,9 +20,10 @@ from . import (
     reference_cli,
 )
 from .reference.problems import Problem
-from .reference.session.folding import fold_path
+from .reference.session.folding import FoldReport, fold_path
 from .reference.session.levels import Level
 from .reference.session.recovery import repair_path
+from .reference.session.single_pass import validate_and_fold
 from .reference.session.validation import validate_path
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -45,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("--typed", action="store_true",
                           help="also check the closed payload shapes of the 48 known types "
                                "(reported beside the verdict, never changing it)")
+    validate.add_argument("--fold", action="store_true",
+                          help="also fold the log as a loader does, in the same pass "
+                               "(level load only)")
 
     fold = sub.add_parser("fold", help="print the surface a model would see")
     fold.add_argument("path", metavar="PATH")
@@ -92,12 +96,21 @@ def _exit_for(errors: Sequence[Problem]) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    if args.fold and args.level != Level.LOAD.value:
+        print("dshkit validate: --fold needs --level load", file=sys.stderr)
+        return EXIT_USAGE
     worst = EXIT_OK
     for path in args.paths:
-        report = validate_path(path, Level(args.level), session_id=args.session_id,
-                               typed=args.typed)
+        fold: FoldReport | None = None
+        if args.fold:
+            both = validate_and_fold(path, session_id=args.session_id, typed=args.typed)
+            report, fold = both.validation, both.fold
+        else:
+            report = validate_path(path, Level(args.level), session_id=args.session_id,
+                                   typed=args.typed)
         if args.json:
-            _emit(report.to_json())
+            _emit(report.to_json() if fold is None else {**report.to_json(),
+                                                         "fold": fold.to_json()})
         elif report.valid:
             torn = f", torn tail of {report.torn.lines} line(s) dropped" if report.torn else ""
             print(f"{path}: valid at level {args.level} ({report.events} events{torn})")
@@ -109,8 +122,18 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         if not args.json and report.typed:
             for problem in report.typed:
                 print(f"{path}: typed layer: {_describe(problem)}")
+        if not args.json and fold is not None:
+            print(f"{path}: {_fold_summary(fold)}")
         worst = max(worst, _exit_for(report.errors))
     return worst
+
+
+def _fold_summary(fold: FoldReport) -> str:
+    if not fold.valid:
+        return f"cannot fold: {_describe(fold.errors[0])}"
+    closers = f", {len(fold.closers)} repair closer(s)" if fold.closers else ""
+    return (f"fold: {len(fold.nodes)} surface node(s), {len(fold.shadowed)} shadowed, "
+            f"{len(fold.messages)} message(s){closers}")
 
 
 def _cmd_fold(args: argparse.Namespace) -> int:

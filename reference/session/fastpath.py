@@ -1,0 +1,289 @@
+"""The fast path of :class:`~.pipeline.SessionChecker`: the common event shapes, checked inline.
+
+Almost every event of a real log is one of a few shapes (chunks, steps, messages, tool calls
+and results appended to the surface). :func:`absorber` gives a function that checks those with
+straight-line code and applies them to the checker's state machines, without building a
+problem, a pointer or a plan. Whenever an event is of another shape, or any check might fail,
+it returns ``False`` before changing any state, and the caller runs the general path
+(:meth:`SessionChecker.push`), which is the reference: it finds, orders and reports problems.
+
+So the fast path may only accept what the general path accepts, and must leave the same state
+behind. It is deliberately stricter than the level needs (it always asks for a well-formed
+envelope, a current message shape, a ``turn/end`` without legacy shape), which only sends more
+events to the general path. ``tests/test_perf_fastpath.py`` runs both paths side by side on
+every session vector and on generated and mutated logs and compares the states.
+
+The fast path takes a run of events at a time and stops at the first one it declines. A few
+counters (the next seq, the event count, the repair tracker's last seq and time) and the open
+turn and step are kept in the closure while events stream through and written back by
+``flush``; ``reload`` reads them again after the general path ran. The run loops in
+:mod:`.pipeline` call ``flush`` before every general push and at the end, ``reload`` after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .jsoncodec import MAX_SAFE_INTEGER
+from .repair import _Pending
+from .vocabulary import ENVELOPE_KEYS
+
+if TYPE_CHECKING:
+    from .pipeline import SessionChecker
+
+_MAX = MAX_SAFE_INTEGER
+_SIMPLE_END = ("completed", "blocked", "max-tokens", "interrupted")
+_TURN_END_KEYS = frozenset({"turn", "reason"})
+_KIND_KEY = frozenset({"kind"})
+_ONLY_INT = {int}
+
+
+class FastPath(NamedTuple):
+    """The fast path of one run.
+
+    ``absorb(events, start)`` absorbs ``events[start:]`` up to the first event it declines and
+    returns that event's index (``len(events)`` when it took them all). ``flush()`` writes the
+    counters back to the checker; ``reload()`` reads the checker's state again.
+    """
+
+    absorb: Callable[[Sequence[Any], int], int]
+    flush: Callable[[], None]
+    reload: Callable[[], None]
+
+
+def _decline(events: Sequence[Any], start: int) -> int:
+    return start
+
+
+def _nothing() -> None:
+    return None
+
+
+def absorber(checker: SessionChecker) -> FastPath:
+    """The fast path for ``checker``. Create it once the checker is set up (observer, kept
+    list) and use it for one run."""
+    fold = checker.fold
+    trace = checker.trace
+    tracker = checker.tracker
+    checks = checker.checks
+    invariants = checks.invariants
+    observer = checker.observer
+    kept = checker.kept
+    nodes = fold.nodes
+    current = fold._events
+    pending = tracker.pending
+    calls = trace.pending_calls
+    envelope_keys = ENVELOPE_KEYS
+    base = fold.base_seq
+    if base < 0:  # not a log the fast path knows: every event takes the general path
+        return FastPath(_decline, _nothing, _nothing)
+    # State kept here between flushes: the next seq, the events absorbed since the last flush
+    # (next_seq - flushed), the last time, and the enclosure trace's open turn and step.
+    state: list[Any] = [base + fold._count, base + fold._count, tracker.last_time,
+                        trace.open_turn, trace.open_step]
+
+    def flush() -> None:
+        next_seq, flushed, last_time = state[0], state[1], state[2]
+        if next_seq != flushed:
+            fold._count = next_seq - base
+            checker.count += next_seq - flushed
+            tracker.last_seq = next_seq - 1
+            tracker.last_time = last_time
+            state[1] = next_seq
+
+    def reload() -> None:
+        state[0] = state[1] = fold.base_seq + fold._count
+        state[3] = trace.open_turn
+        state[4] = trace.open_step
+
+    def absorb(events: Sequence[Any], start: int) -> int:
+        next_seq, open_turn, open_step = state[0], state[3], state[4]
+        if next_seq > _MAX - len(events):  # a seq past the safe range: the general path says so
+            return start
+        low, high = -_MAX, _MAX
+        # In an open step, with the enclosure rules on: a chunk must name the open turn/step.
+        scoped = invariants and open_step is not None and open_turn is not None
+        watched = observer is not None or kept is not None
+        index = start
+        for event in islice(events, start, None):
+            if type(event) is not dict:
+                break
+            try:  # a member that is missing ends the run (KeyError): the general path judges
+                seq = event["seq"]
+                time = event["time"]
+                data = event["data"]
+                if (seq != next_seq or type(seq) is not int or type(time) is not int
+                        or not low <= time <= high or type(data) is not dict):
+                    break
+                # Four members that include seq, time, data, type: the fixed envelope exactly.
+                extra = len(event) != 4
+                if extra and (not event.keys() <= envelope_keys
+                              or ("ignorable" in event and event["ignorable"] is not True)):
+                    break
+                kind = event["type"]
+                if kind == "assistant/chunk":
+                    if extra and ("surfaceOp" in event or "sourceEventSeqs" in event):
+                        break
+                    if invariants and (not scoped or data["turn"] != open_turn
+                                       or data["step"] != open_step):
+                        break
+                elif not _other(event, kind, data, seq, extra, open_turn, open_step):
+                    break
+                elif invariants and (kind == "step/start" or kind == "step/end"
+                                     or kind == "turn/start" or kind == "turn/end"):
+                    open_turn, open_step = trace.open_turn, trace.open_step
+                    scoped = open_step is not None and open_turn is not None
+            except KeyError:
+                break
+            # Every check passed and the enclosure, repair and surface state moved on.
+            next_seq += 1
+            index += 1
+            if watched:
+                if observer is not None:
+                    observer(event, seq)
+                if kept is not None:
+                    kept.append(event)
+        if index > start:
+            state[2] = events[index - 1]["time"]
+        state[0], state[3], state[4] = next_seq, open_turn, open_step
+        return index
+
+    def _other(event: dict[str, Any], kind: Any, data: dict[str, Any], seq: int, extra: bool,
+               open_turn: Any, open_step: Any) -> bool:
+        """The checks and state changes of the less frequent common shapes."""
+        if kind == "assistant/message" or kind == "tool/result" or kind == "user/message":
+            # The message shape (SES-MSG-001..008) of a well-formed message; it also settles
+            # the legacy migration, which leaves a message with an id or a message member as
+            # it is. Anything else takes the general path (``check_message_shape``).
+            user = kind == "user/message"
+            message = data if user else data.get("message")
+            if (type(message) is not dict or event.get("surfaceOp") != "append"
+                    or ("sourceEventSeqs" in event
+                        and not _provenance(event["sourceEventSeqs"], seq, kind))):
+                return False
+            ident = message.get("id")
+            source = message.get("source")
+            if (type(ident) is not str or not ident or type(source) is not dict
+                    or type(message.get("content")) is not list):
+                return False
+            source_kind = source.get("kind")
+            if user:
+                if (message.get("role") != "user" or type(source_kind) is not str
+                        or not source_kind):
+                    return False
+            elif kind == "assistant/message":
+                provider = source.get("provider")
+                model = source.get("model")
+                if (message.get("role") != "assistant" or source_kind != "model"
+                        or type(provider) is not str or not provider
+                        or type(model) is not str or not model):
+                    return False
+                if invariants and (open_step is None or open_turn is None
+                                   or data.get("turn") != open_turn
+                                   or data.get("step") != open_step):
+                    return False
+                for block in message["content"]:
+                    if type(block) is dict and block.get("type") == "tool-call":
+                        call_id = block.get("id")
+                        if isinstance(call_id, str):
+                            pending[call_id] = _Pending(step=data.get("step"))
+            else:
+                call_id = source.get("callId")
+                content = message["content"]
+                block = content[0] if len(content) == 1 else None
+                if (message.get("role") != "user" or source_kind != "tool"
+                        or type(call_id) is not str or not call_id
+                        or type(block) is not dict or block.get("type") != "tool-result"
+                        or type(block.get("content")) is not list
+                        or block.get("toolCallId") != call_id):
+                    return False
+                if invariants:
+                    if (open_step is None or open_turn is None
+                            or data.get("turn") != open_turn or data.get("step") != open_step
+                            or call_id not in calls):
+                        return False
+                    calls.discard(call_id)
+                pending.pop(call_id, None)
+            nodes.append(seq)
+            current[seq] = event
+            return True
+        if extra and ("surfaceOp" in event or "sourceEventSeqs" in event):
+            return False
+        if kind == "step/end" or kind == "tool/call":
+            if invariants and (open_step is None or open_turn is None
+                               or data.get("turn") != open_turn
+                               or data.get("step") != open_step):
+                return False
+            if kind == "step/end":
+                if invariants:
+                    trace.open_step = None
+                    calls.clear()
+                pending.clear()
+                tracker.open_step = None
+            else:
+                call_id = data.get("callId")
+                if isinstance(call_id, str):
+                    if invariants:
+                        calls.add(call_id)
+                    if call_id in pending:
+                        pending[call_id].call_seq = seq
+        elif kind == "step/start":
+            if invariants:
+                if (open_turn is None or data.get("turn") != open_turn
+                        or open_step is not None or data.get("step") != trace.next_step):
+                    return False
+                trace.open_step = data["step"]
+                trace.next_step += 1
+                calls.clear()
+            tracker.open_step = data.get("step")
+        elif kind == "turn/start":
+            if "trigger" in data:
+                return False
+            if invariants:
+                if open_turn is not None or data.get("turn") != trace.next_turn:
+                    return False
+                trace.open_turn = data["turn"]
+                trace.next_turn += 1
+                trace.next_step = 1
+            tracker.open_turn = data.get("turn")
+            tracker.open_step = None
+            pending.clear()
+        elif kind == "turn/end":
+            if not _current_turn_end(data):
+                return False
+            if invariants:
+                if open_turn is None or data.get("turn") != open_turn or open_step is not None:
+                    return False
+                trace.open_turn = None
+            tracker.open_turn = None
+            tracker.open_step = None
+            pending.clear()
+        elif kind == "request/context":
+            if invariants and open_turn is None:
+                return False
+        else:
+            return False
+        return True
+
+    return FastPath(absorb, flush, reload)
+
+
+def _provenance(sources: Any, seq: int, kind: str) -> bool:
+    """SES-PROV-001..005 for an appended event (no shadowed nodes to cover)."""
+    if type(sources) is not list:
+        return False
+    if not sources:
+        return kind == "assistant/message"
+    return (set(map(type, sources)) == _ONLY_INT and min(sources) >= 0 and max(sources) < seq
+            and len(set(sources)) == len(sources))
+
+
+def _current_turn_end(data: dict[str, Any]) -> bool:
+    """A ``turn/end`` that the legacy migration leaves as it is (SES-LEG-003)."""
+    turn = data.get("turn")
+    reason = data.get("reason")
+    return (type(turn) is int and 1 <= turn <= _MAX and data.keys() == _TURN_END_KEYS
+            and type(reason) is dict and reason.get("kind") in _SIMPLE_END
+            and reason.keys() == _KIND_KEY)
