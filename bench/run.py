@@ -109,25 +109,49 @@ def _warm(files: LogFiles) -> None:
                 pass
 
 
-def measure(files: LogFiles, rounds: int, dsh_missing: str, dsh_rounds: int
-            ) -> dict[str, Series]:
-    """Every row at one size, ``rounds`` times, interleaved."""
+#: Every row, in the order a round measures them.
+ROWS = ("floor-json", "floor-orjson", "dshkit", "dshkit-session", "dshkit-zstd", "naive-typed",
+        "dsh")
+#: ``--only session``: the session-log rows of dshkit and the parse floor.
+SESSION_ROWS = ("floor-json", "floor-orjson", "dshkit", "dshkit-session", "dshkit-zstd")
+
+
+def _print_round(series: dict[str, Series], rows: tuple[str, ...]) -> None:
+    """The figures of the round just measured, with the ratios to its floor."""
+    if not ("floor-json" in rows and "floor-orjson" in rows):
+        return
+    floor = min(series["floor-json"].seconds[-1], series["floor-orjson"].seconds[-1])
+    cpu_floor = min(series["floor-json"].cpu[-1], series["floor-orjson"].cpu[-1])
+    parts = [f"{name} {data.seconds[-1]:.3f} s ({data.seconds[-1] / floor:.2f}x, cpu "
+             f"{data.cpu[-1] / cpu_floor:.2f}x)" for name, data in series.items()
+             if name in rows and data.seconds and len(data.seconds) == len(
+                 series["floor-json"].seconds)]
+    print("    " + "; ".join(parts), flush=True)
+
+
+def measure(files: LogFiles, rounds: int, dsh_missing: str, dsh_rounds: int,
+            rows: tuple[str, ...] = ROWS) -> dict[str, Series]:
+    """Every row of ``rows`` at one size, ``rounds`` times, interleaved."""
     sample = max(1, files.events // NAIVE_SAMPLE_EVENTS)
-    series = {name: Series(name) for name in (
-        "floor-json", "floor-orjson", "dshkit", "dshkit-session", "dshkit-zstd",
-        "naive-typed", "dsh")}
+    series = {name: Series(name) for name in ROWS}
     series["naive-typed"].note = (f"every {sample}th event ({files.events // sample} events), "
                                   "scaled to the whole log")
     series["dsh"].missing = dsh_missing
+    for name in ROWS:
+        if name not in rows:
+            series[name].missing = "left out of this run"
     _warm(files)
+    paths = {"floor-json": files.jsonl, "floor-orjson": files.jsonl, "dshkit": files.jsonl,
+             "dshkit-session": files.session, "dshkit-zstd": files.zstd}
     for number in range(rounds):
         print(f"  round {number + 1}/{rounds}", flush=True)
-        series["floor-json"].add(_worker("floor-json", files.jsonl))
-        series["floor-orjson"].add(_worker("floor-orjson", files.jsonl))
-        series["dshkit"].add(_worker("dshkit", files.jsonl))
-        series["dshkit-session"].add(_worker("dshkit", files.session))
-        series["dshkit-zstd"].add(_worker("dshkit", files.zstd))
-        series["naive-typed"].add(_worker("naive-typed", files.jsonl, sample))
+        for name, path in paths.items():
+            if name in rows:
+                series[name].add(_worker("dshkit" if name.startswith("dshkit") else name,
+                                         path))
+        if "naive-typed" in rows:
+            series["naive-typed"].add(_worker("naive-typed", files.jsonl, sample))
+        _print_round(series, rows)
         if not series["dsh"].missing and number < dsh_rounds:
             try:
                 series["dsh"].add(_dsh(files.jsonl))
@@ -163,7 +187,7 @@ def summarise(size: int, files: LogFiles, series: dict[str, Series]) -> dict[str
     rows = []
     for name, data in series.items():
         row: dict[str, Any] = {"name": name, "note": data.note}
-        if data.missing or not data.seconds:
+        if data.missing or not data.seconds or not floors:
             row["missing"] = data.missing or "not measured"
         else:
             row["seconds"] = _stats(data.seconds)
@@ -176,7 +200,7 @@ def summarise(size: int, files: LogFiles, series: dict[str, Series]) -> dict[str
     return {"events": size, "bytes": {"jsonl": files.jsonl.stat().st_size,
                                       "session": files.session.stat().st_size,
                                       "zstd": files.zstd.stat().st_size},
-            "floorSeconds": _stats(floors), "rows": rows}
+            "floorSeconds": _stats(floors) if floors else None, "rows": rows}
 
 
 def targets(results: dict[int, dict[str, Any]], series: dict[int, dict[str, Series]],
@@ -186,17 +210,26 @@ def targets(results: dict[int, dict[str, Any]], series: dict[int, dict[str, Seri
     where = f"{big:,} events"
     out = []
     dshkit_big = series[big]["dshkit"]
-    out.append(Target(
-        f"dshkit validate --level load + fold / parse floor ({where})", "≤ 2.5",
-        _stats(_ratios(dshkit_big.seconds, _floors(series[big]))), lambda v: v <= 2.5,
-        cpu=_stats(_ratios(dshkit_big.cpu, _floors(series[big], cpu=True)))))
+    floors_big = series[big]["floor-json"].seconds and series[big]["floor-orjson"].seconds
+    if dshkit_big.seconds and floors_big:
+        out.append(Target(
+            f"dshkit validate --level load + fold / parse floor ({where})", "≤ 2.5",
+            _stats(_ratios(dshkit_big.seconds, _floors(series[big]))), lambda v: v <= 2.5,
+            cpu=_stats(_ratios(dshkit_big.cpu, _floors(series[big], cpu=True)))))
+    else:
+        out.append(Target(f"dshkit validate --level load + fold / parse floor ({where})",
+                          "≤ 2.5", None, None, missing="left out of this run"))
     naive = series[big]["naive-typed"]
-    out.append(Target(
-        f"naive per-event jsonschema (typed) / dshkit ({where})", "≥ 10",
-        _stats(_ratios(naive.seconds, dshkit_big.seconds)), lambda v: v >= 10,
-        cpu=_stats(_ratios(naive.cpu, dshkit_big.cpu))))
+    if naive.seconds and dshkit_big.seconds:
+        out.append(Target(
+            f"naive per-event jsonschema (typed) / dshkit ({where})", "≥ 10",
+            _stats(_ratios(naive.seconds, dshkit_big.seconds)), lambda v: v >= 10,
+            cpu=_stats(_ratios(naive.cpu, dshkit_big.cpu))))
+    else:
+        out.append(Target(f"naive per-event jsonschema (typed) / dshkit ({where})", "≥ 10",
+                          None, None, missing=naive.missing or "not measured"))
     dsh = series[small]["dsh"]
-    if dsh.seconds:
+    if dsh.seconds and series[small]["dshkit"].seconds:
         out.append(Target(
             f"dshkit / DSH Session.create + deriveMessages ({small:,} events)", "< 1.0",
             _stats(_ratios(series[small]["dshkit"].seconds, dsh.seconds)), lambda v: v < 1.0,
@@ -207,6 +240,9 @@ def targets(results: dict[int, dict[str, Any]], series: dict[int, dict[str, Seri
     if quick or small == big:
         out.append(Target("peak memory 1,000,000 / 100,000 events", "≤ 1.5", None, None,
                           missing="--quick run (one size)"))
+    elif not (series[big]["dshkit"].rss and series[small]["dshkit"].rss):
+        out.append(Target("peak memory 1,000,000 / 100,000 events", "≤ 1.5", None, None,
+                          missing="left out of this run"))
     else:
         ratio = max(series[big]["dshkit"].rss) / max(series[small]["dshkit"].rss)
         out.append(Target(f"dshkit peak memory {big:,} / {small:,} events", "≤ 1.5",
@@ -320,10 +356,28 @@ def main() -> int:
     parser.add_argument("--no-dsh", action="store_true", help="leave DSH out")
     parser.add_argument("--no-components", action="store_true",
                         help="leave the memory provider and query index benchmarks out")
+    parser.add_argument("--only", choices=("session",),
+                        help="session: only the session-log rows of dshkit and the parse floor "
+                             "(no naive jsonschema, no DSH, no component benchmarks)")
+    parser.add_argument("--rows", default="",
+                        help=f"comma-separated rows to measure (of {', '.join(ROWS)}); "
+                             "implies no component benchmarks")
+    parser.add_argument("--size", type=int, action="append", choices=SIZES,
+                        help="measure this log size only (repeatable)")
     args = parser.parse_args()
     started = time.perf_counter()
-    sizes = SIZES[:1] if args.quick else SIZES
-    dsh_missing = "left out (--no-dsh)" if args.no_dsh else _dsh_ready()
+    sizes = tuple(args.size) if args.size else SIZES[:1] if args.quick else SIZES
+    rows: tuple[str, ...] = ROWS
+    if args.only == "session":
+        rows = SESSION_ROWS
+    if args.rows:
+        rows = tuple(name.strip() for name in args.rows.split(",") if name.strip())
+        unknown = sorted(set(rows) - set(ROWS))
+        if unknown:
+            parser.error(f"unknown rows: {', '.join(unknown)}")
+    partial = rows != ROWS or sizes != SIZES
+    dsh_missing = ("left out (--no-dsh)" if args.no_dsh else
+                   "left out of this run" if "dsh" not in rows else _dsh_ready())
     if dsh_missing:
         print(f"DSH: not measured: {dsh_missing}", flush=True)
     results: dict[int, dict[str, Any]] = {}
@@ -332,10 +386,10 @@ def main() -> int:
         print(f"{size:,} events", flush=True)
         files = logs(size, args.seed, Path(args.cache))
         dsh_rounds = args.rounds if size <= 100_000 else 1
-        all_series[size] = measure(files, args.rounds, dsh_missing, dsh_rounds)
+        all_series[size] = measure(files, args.rounds, dsh_missing, dsh_rounds, rows)
         results[size] = summarise(size, files, all_series[size])
     goals = targets(results, all_series, args.quick)
-    parts = [] if args.no_components else components(args.quick)
+    parts = [] if args.no_components or rows != ROWS else components(args.quick)
     info = machine()
     report = {"machine": info, "rounds": args.rounds, "quick": args.quick,
               "seconds": time.perf_counter() - started,
@@ -348,11 +402,12 @@ def main() -> int:
     out.write_text(json.dumps(report, indent=2) + "\n")
     out.with_suffix(".md").write_text(text)
     print(text)
-    if not args.quick:
+    if not args.quick and not partial:
         update_spec(Path(args.spec), text)
         print(f"results written to {out}, {out.with_suffix('.md')} and {args.spec}")
     else:
-        print(f"results written to {out} and {out.with_suffix('.md')} (quick: spec untouched)")
+        print(f"results written to {out} and {out.with_suffix('.md')} (quick or partial run: "
+              "spec untouched)")
     print(f"bench took {time.perf_counter() - started:.0f} s")
     return 0
 

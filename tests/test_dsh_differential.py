@@ -56,10 +56,6 @@ def test_every_reading_is_a_documented_class() -> None:
     assert set(DSH_READINGS) <= _baseline_classes()
 
 
-@pytest.mark.xfail(strict=True, reason="reference defect found by this test: events given in "
-                   "memory are not checked for lossless JSON (jsoncodec.check_lossless is never "
-                   "called), so -0.0 passes every level; the generator keeps negative zero in "
-                   "file text until it is fixed")
 def test_reference_refuses_negative_zero_in_memory() -> None:
     events = [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "z": -0.0}}]
     result = session_log.reference("validate", {"events": events}, {"level": "append"})

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import islice
+from operator import lt
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .jsoncodec import MAX_SAFE_INTEGER
@@ -37,7 +38,7 @@ _MAX = MAX_SAFE_INTEGER
 _SIMPLE_END = ("completed", "blocked", "max-tokens", "interrupted")
 _TURN_END_KEYS = frozenset({"turn", "reason"})
 _KIND_KEY = frozenset({"kind"})
-_ONLY_INT = {int}
+_ONLY_INT = frozenset({int})
 
 
 class FastPath(NamedTuple):
@@ -102,49 +103,57 @@ def absorber(checker: SessionChecker) -> FastPath:
         next_seq, open_turn, open_step = state[0], state[3], state[4]
         if next_seq > _MAX - len(events):  # a seq past the safe range: the general path says so
             return start
+        first = next_seq
         low, high = -_MAX, _MAX
         # In an open step, with the enclosure rules on: a chunk must name the open turn/step.
         scoped = invariants and open_step is not None and open_turn is not None
         watched = observer is not None or kept is not None
-        index = start
-        for event in islice(events, start, None):
-            if type(event) is not dict:
+        type_, dict_, int_, len_ = type, dict, int, len  # local names: read once per event
+        for event in (events if start == 0 else islice(events, start, None)):
+            if type_(event) is not dict_:
                 break
             try:  # a member that is missing ends the run (KeyError): the general path judges
                 seq = event["seq"]
                 time = event["time"]
                 data = event["data"]
-                if (seq != next_seq or type(seq) is not int or type(time) is not int
-                        or not low <= time <= high or type(data) is not dict):
-                    break
-                # Four members that include seq, time, data, type: the fixed envelope exactly.
-                extra = len(event) != 4
-                if extra and (not event.keys() <= envelope_keys
-                              or ("ignorable" in event and event["ignorable"] is not True)):
+                if (seq != next_seq or type_(seq) is not int_ or type_(time) is not int_
+                        or not low <= time <= high or type_(data) is not dict_):
                     break
                 kind = event["type"]
-                if kind == "assistant/chunk":
-                    if extra and ("surfaceOp" in event or "sourceEventSeqs" in event):
+                # Four members that include seq, time, data, type: the fixed envelope exactly.
+                if len_(event) == 4:
+                    if kind == "assistant/chunk":
+                        if invariants and (not scoped or data["turn"] != open_turn
+                                           or data["step"] != open_step):
+                            break
+                    elif not _other(event, kind, data, seq, False, open_turn, open_step):
                         break
-                    if invariants and (not scoped or data["turn"] != open_turn
-                                       or data["step"] != open_step):
-                        break
-                elif not _other(event, kind, data, seq, extra, open_turn, open_step):
+                    elif invariants:
+                        open_turn, open_step = trace.open_turn, trace.open_step
+                        scoped = open_step is not None and open_turn is not None
+                elif (not event.keys() <= envelope_keys
+                      or ("ignorable" in event and event["ignorable"] is not True)):
                     break
-                elif invariants and (kind == "step/start" or kind == "step/end"
-                                     or kind == "turn/start" or kind == "turn/end"):
+                elif kind == "assistant/chunk":
+                    if ("surfaceOp" in event or "sourceEventSeqs" in event
+                            or (invariants and (not scoped or data["turn"] != open_turn
+                                                or data["step"] != open_step))):
+                        break
+                elif not _other(event, kind, data, seq, True, open_turn, open_step):
+                    break
+                elif invariants:
                     open_turn, open_step = trace.open_turn, trace.open_step
                     scoped = open_step is not None and open_turn is not None
             except KeyError:
                 break
             # Every check passed and the enclosure, repair and surface state moved on.
             next_seq += 1
-            index += 1
             if watched:
                 if observer is not None:
                     observer(event, seq)
                 if kept is not None:
                     kept.append(event)
+        index: int = start + next_seq - first
         if index > start:
             state[2] = events[index - 1]["time"]
         state[0], state[3], state[4] = next_seq, open_turn, open_step
@@ -152,56 +161,57 @@ def absorber(checker: SessionChecker) -> FastPath:
 
     def _other(event: dict[str, Any], kind: Any, data: dict[str, Any], seq: int, extra: bool,
                open_turn: Any, open_step: Any) -> bool:
-        """The checks and state changes of the less frequent common shapes."""
+        """The checks and state changes of the less frequent common shapes. Every check comes
+        before the first change of state; a member that is missing may raise KeyError, which
+        declines the event."""
         if kind == "assistant/message" or kind == "tool/result" or kind == "user/message":
             # The message shape (SES-MSG-001..008) of a well-formed message; it also settles
             # the legacy migration, which leaves a message with an id or a message member as
             # it is. Anything else takes the general path (``check_message_shape``).
             user = kind == "user/message"
-            message = data if user else data.get("message")
-            if (type(message) is not dict or event.get("surfaceOp") != "append"
+            message = data if user else data["message"]
+            if (type(message) is not dict or event["surfaceOp"] != "append"
                     or ("sourceEventSeqs" in event
                         and not _provenance(event["sourceEventSeqs"], seq, kind))):
                 return False
-            ident = message.get("id")
-            source = message.get("source")
+            ident = message["id"]
+            source = message["source"]
+            content = message["content"]
             if (type(ident) is not str or not ident or type(source) is not dict
-                    or type(message.get("content")) is not list):
+                    or type(content) is not list):
                 return False
-            source_kind = source.get("kind")
+            source_kind = source["kind"]
             if user:
-                if (message.get("role") != "user" or type(source_kind) is not str
+                if (message["role"] != "user" or type(source_kind) is not str
                         or not source_kind):
                     return False
             elif kind == "assistant/message":
-                provider = source.get("provider")
-                model = source.get("model")
-                if (message.get("role") != "assistant" or source_kind != "model"
+                provider = source["provider"]
+                model = source["model"]
+                if (message["role"] != "assistant" or source_kind != "model"
                         or type(provider) is not str or not provider
                         or type(model) is not str or not model):
                     return False
                 if invariants and (open_step is None or open_turn is None
-                                   or data.get("turn") != open_turn
-                                   or data.get("step") != open_step):
+                                   or data["turn"] != open_turn or data["step"] != open_step):
                     return False
-                for block in message["content"]:
+                for block in content:
                     if type(block) is dict and block.get("type") == "tool-call":
                         call_id = block.get("id")
                         if isinstance(call_id, str):
                             pending[call_id] = _Pending(step=data.get("step"))
             else:
-                call_id = source.get("callId")
-                content = message["content"]
+                call_id = source["callId"]
                 block = content[0] if len(content) == 1 else None
-                if (message.get("role") != "user" or source_kind != "tool"
+                if (message["role"] != "user" or source_kind != "tool"
                         or type(call_id) is not str or not call_id
-                        or type(block) is not dict or block.get("type") != "tool-result"
-                        or type(block.get("content")) is not list
-                        or block.get("toolCallId") != call_id):
+                        or type(block) is not dict or block["type"] != "tool-result"
+                        or type(block["content"]) is not list
+                        or block["toolCallId"] != call_id):
                     return False
                 if invariants:
                     if (open_step is None or open_turn is None
-                            or data.get("turn") != open_turn or data.get("step") != open_step
+                            or data["turn"] != open_turn or data["step"] != open_step
                             or call_id not in calls):
                         return False
                     calls.discard(call_id)
@@ -213,8 +223,7 @@ def absorber(checker: SessionChecker) -> FastPath:
             return False
         if kind == "step/end" or kind == "tool/call":
             if invariants and (open_step is None or open_turn is None
-                               or data.get("turn") != open_turn
-                               or data.get("step") != open_step):
+                               or data["turn"] != open_turn or data["step"] != open_step):
                 return False
             if kind == "step/end":
                 if invariants:
@@ -231,8 +240,8 @@ def absorber(checker: SessionChecker) -> FastPath:
                         pending[call_id].call_seq = seq
         elif kind == "step/start":
             if invariants:
-                if (open_turn is None or data.get("turn") != open_turn
-                        or open_step is not None or data.get("step") != trace.next_step):
+                if (open_turn is None or data["turn"] != open_turn
+                        or open_step is not None or data["step"] != trace.next_step):
                     return False
                 trace.open_step = data["step"]
                 trace.next_step += 1
@@ -242,7 +251,7 @@ def absorber(checker: SessionChecker) -> FastPath:
             if "trigger" in data:
                 return False
             if invariants:
-                if open_turn is not None or data.get("turn") != trace.next_turn:
+                if open_turn is not None or data["turn"] != trace.next_turn:
                     return False
                 trace.open_turn = data["turn"]
                 trace.next_turn += 1
@@ -254,7 +263,7 @@ def absorber(checker: SessionChecker) -> FastPath:
             if not _current_turn_end(data):
                 return False
             if invariants:
-                if open_turn is None or data.get("turn") != open_turn or open_step is not None:
+                if open_turn is None or data["turn"] != open_turn or open_step is not None:
                     return False
                 trace.open_turn = None
             tracker.open_turn = None
@@ -271,13 +280,18 @@ def absorber(checker: SessionChecker) -> FastPath:
 
 
 def _provenance(sources: Any, seq: int, kind: str) -> bool:
-    """SES-PROV-001..005 for an appended event (no shadowed nodes to cover)."""
+    """SES-PROV-001..005 for an appended event (no shadowed nodes to cover): distinct
+    integers from 0 to ``seq - 1``. Seqs in increasing order, as writers cite them, are checked
+    without building a set."""
     if type(sources) is not list:
         return False
     if not sources:
         return kind == "assistant/message"
-    return (set(map(type, sources)) == _ONLY_INT and min(sources) >= 0 and max(sources) < seq
-            and len(set(sources)) == len(sources))
+    if not _ONLY_INT.issuperset(map(type, sources)):
+        return False
+    if sources[0] >= 0 and sources[-1] < seq and all(map(lt, sources, islice(sources, 1, None))):
+        return True
+    return min(sources) >= 0 and max(sources) < seq and len(set(sources)) == len(sources)
 
 
 def _current_turn_end(data: dict[str, Any]) -> bool:

@@ -14,8 +14,8 @@ from typing import Any, BinaryIO
 
 from ..problems import Problem, ProblemError
 from .levels import Checks
-from .pipeline import SessionChecker, run, run_batches
-from .reader import Located, LogReader, TornTail
+from .pipeline import SessionChecker, memory_batches, run_batches
+from .reader import LogReader, TornTail
 from .surface import Replacement, derive_messages
 from .validation import session_batches
 
@@ -81,7 +81,7 @@ def fold_path(path: str | Path, *, repair: bool = True, session_id: str | None =
 def fold_events(events: Iterable[Any], *, repair: bool = True,
                 session_id: str = "session") -> FoldReport:
     checker = SessionChecker(fold_checks(repair), session_id=session_id)
-    problem = run(checker, (Located(line=None, event=e) for e in events))
+    problem = run_batches(checker, memory_batches(events))
     return fold_report("<memory>", checker, problem, repair, None, None)
 
 
@@ -140,7 +140,7 @@ def load_path(path: str | Path, *, session_id: str | None = None,
 
 def load_events(events: Iterable[Any], *, session_id: str = "session") -> LoadReport:
     checker = SessionChecker(fold_checks(True), session_id=session_id, kept=[])
-    problem = run(checker, (Located(line=None, event=e) for e in events))
+    problem = run_batches(checker, memory_batches(events))
     if problem is not None:
         return LoadReport(path="<memory>", errors=(problem,))
     closers = checker.close()

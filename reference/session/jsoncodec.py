@@ -4,6 +4,10 @@ Python's :mod:`json` turns ``-0`` into ``0``, accepts ``NaN``/``Infinity`` and t
 ``1e400`` into ``inf``. The session log forbids all of those (SES-JSON-002, SES-JSON-003),
 so parsing goes through hooks that notice them. The hooks stay off the hot path: integers
 are only inspected when the raw text contains ``-0`` at all.
+
+Nesting is bounded by ``max_json_depth`` of :mod:`dshkit.reference.limits` (JSON_TOO_DEEP),
+for texts (:func:`loads`) and for values given in memory (:func:`check_lossless`), so the
+verdict never depends on the interpreter's recursion limit or on how deep the call stack is.
 """
 
 from __future__ import annotations
@@ -11,9 +15,11 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from decimal import Decimal
 from typing import Any
 
+from .. import limits
 from ..problems import ProblemError, fail
 
 MAX_SAFE_INTEGER = 9_007_199_254_740_991
@@ -55,10 +61,17 @@ _SLOW = json.JSONDecoder(
 
 
 def loads(text: str) -> JsonValue:
-    """Parse one JSON text losslessly, raising :class:`ProblemError` on anything else."""
+    """Parse one JSON text losslessly, raising :class:`ProblemError` on anything else
+    (JSON_TOO_DEEP past ``max_json_depth``)."""
+    limits.check_json_depth(text)
     decoder = _SLOW if "-0" in text else _FAST
     try:
-        value, end = decoder.raw_decode(text, _skip_ws(text, 0))
+        try:
+            value, end = decoder.raw_decode(text, _skip_ws(text, 0))
+        except RecursionError:
+            # Within the depth limit, but the call stack was already deep: read it again with
+            # room for the limit, so that the verdict does not depend on the caller's stack.
+            value, end = _with_room(decoder, text)
     except _NonFinite as exc:
         raise fail("JSON_NON_FINITE", "SES-JSON-003",
                    f"number {exc.args[0]} is not a finite IEEE-754 double") from None
@@ -80,6 +93,16 @@ def loads(text: str) -> JsonValue:
 _WS = " \t\n\r"
 
 
+def _with_room(decoder: json.JSONDecoder, text: str) -> tuple[JsonValue, int]:
+    """``decoder.raw_decode(text)`` with the recursion limit raised by the depth limit."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(previous + limits.current().max_json_depth + 64)
+    try:
+        return decoder.raw_decode(text, _skip_ws(text, 0))
+    finally:
+        sys.setrecursionlimit(previous)
+
+
 def _skip_ws(text: str, index: int) -> int:
     length = len(text)
     while index < length and text[index] in _WS:
@@ -87,32 +110,82 @@ def _skip_ws(text: str, index: int) -> int:
     return index
 
 
+_ONLY_STR = frozenset({str})
+_LEAVES = frozenset({str, int, bool, type(None)})
+
+
 def check_lossless(value: JsonValue) -> ProblemError | None:
-    """Check an in-memory value for what :func:`loads` refuses (for values not read from text)."""
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        if item is None or isinstance(item, (bool, str, int)):
-            continue
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                return fail("JSON_NON_FINITE", "SES-JSON-003", f"number {item!r} is not finite")
-            if item == 0.0 and math.copysign(1.0, item) < 0:
-                return fail("JSON_NEGATIVE_ZERO", "SES-JSON-002", "negative zero is not lossless")
-            continue
-        if isinstance(item, list):
-            stack.extend(item)
-            continue
-        if isinstance(item, dict):
-            for key, sub in item.items():
-                if not isinstance(key, str):
-                    return fail("JSON_NOT_LOSSLESS", "SES-JSON-001",
-                                f"object key {key!r} is not a string")
-                stack.append(sub)
-            continue
-        return fail("JSON_NOT_LOSSLESS", "SES-JSON-001",
-                    f"value of Python type {type(item).__name__} is not JSON")
+    """Check an in-memory value for what :func:`loads` refuses (for values not read from text):
+    negative zero, non-finite numbers, values with no JSON form (a set, bytes, a tuple, a
+    non-string key) and nesting deeper than ``max_json_depth`` (which also ends a cycle).
+
+    The value is walked one nesting level at a time, with exact type tests for the common
+    types first, so that the check of an ordinary event costs a few microseconds.
+    """
+    limit = limits.current().max_json_depth
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        below: list[Any] = []
+        extend = below.extend
+        nested = False  # the level holds an array or an object
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                nested = True
+                if not _ONLY_STR.issuperset(map(type, item)):
+                    problem = _bad_keys(item)
+                    if problem is not None:
+                        return problem
+                extend(item.values())
+            elif kind is list:
+                nested = True
+                extend(item)
+            elif kind in _LEAVES:
+                continue
+            else:
+                size = len(below)
+                problem = _odd_item(item, below)
+                if problem is not None:
+                    return problem
+                nested = nested or len(below) > size or isinstance(item, (list, dict))
+        if nested:
+            depth += 1
+            if depth > limit:
+                return fail(limits.TOO_DEEP, "SES-JSON-004",
+                            f"the value is nested deeper than the limit of {limit}",
+                            depth=depth, limit=limit)
+        level = below
     return None
+
+
+def _bad_keys(item: dict[Any, Any]) -> ProblemError | None:
+    for key in item:
+        if not isinstance(key, str):
+            return fail("JSON_NOT_LOSSLESS", "SES-JSON-001", f"object key {key!r} is not a string")
+    return None
+
+
+def _odd_item(item: Any, below: list[Any]) -> ProblemError | None:
+    """The rare kinds of item: floats, subclasses of the JSON types, and what has no JSON form
+    (a container's members are added to ``below``)."""
+    if isinstance(item, float):
+        if not math.isfinite(item):
+            return fail("JSON_NON_FINITE", "SES-JSON-003", f"number {item!r} is not finite")
+        if item == 0.0 and math.copysign(1.0, item) < 0:
+            return fail("JSON_NEGATIVE_ZERO", "SES-JSON-002", "negative zero is not lossless")
+        return None
+    if item is None or isinstance(item, (bool, str, int)):
+        return None
+    if isinstance(item, list):
+        below.extend(item)
+        return None
+    if isinstance(item, dict):
+        problem = _bad_keys(item)
+        below.extend(item.values())
+        return problem
+    return fail("JSON_NOT_LOSSLESS", "SES-JSON-001",
+                f"value of Python type {type(item).__name__} is not JSON")
 
 
 def js_number(value: float) -> str:

@@ -9,25 +9,27 @@ stdlib on every text it accepts, except three:
   as ``-0.0``, where the lossless rules refuse negative zero (SES-JSON-002);
 * an integer beyond the 64-bit range (-2**63 to 2**64 - 1) comes back as a float, where the
   stdlib keeps it exact;
-* its nesting limit (1024) is above the stdlib's, which depends on the recursion limit.
+* its nesting limit (1024) is not the reader's (``max_json_depth`` of
+  :mod:`dshkit.reference.limits`, 512 by default).
 
 Everything else orjson refuses (non-finite numbers, lone surrogates, bad UTF-8, a byte order
 mark) is handed to the exact parser, which then reports exactly what it reports today. So a
 text takes the fast parser only when none of the three cases can apply, which
 :func:`risky_lines` decides for a whole block of lines with two C-level scans: a negative
 number (a ``-`` and a digit where a number can start), or a run of 20 digits;
-:func:`too_deep` adds lines with more brackets than :data:`DEPTH_GUARD`. The
-guard may send harmless text to the exact parser (``", -5"`` inside a string, say); it never
-lets a risky text through, so both parsers give the same values, verdicts and error codes.
+:func:`too_deep` adds lines with more opening brackets than the depth limit, which the exact
+parser judges (JSON_TOO_DEEP past the limit, whichever parser is selected). The guard may
+send harmless text to the exact parser (``", -5"`` inside a string, say); it never lets a
+risky text through, so both parsers give the same values, verdicts and error codes.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable
 from typing import Any
 
+from .. import limits
 from ..problems import fail
 from . import jsoncodec
 
@@ -42,12 +44,13 @@ except ImportError:  # pragma: no cover - depends on the environment
     _ORJSON = None
 
 _BOM = b"\xef\xbb\xbf"
-#: Texts with more opening brackets than this go to the exact parser, so that a nesting depth
-#: the stdlib refuses (JSON_TOO_DEEP) is never accepted by orjson.
-DEPTH_GUARD = min(512, sys.getrecursionlimit() // 2)
+#: The depth guard under the default limits (:func:`depth_guard` gives the one in force).
+DEPTH_GUARD = limits.MAX_JSON_DEPTH
 # A "-" where a number can start, followed by a digit: every negative number, which covers
 # -0, -0.0 and a negative underflow such as -1e-400. The literal "-" lets the regular
-# expression engine skip from one "-" to the next at C speed.
+# expression engine skip from one "-" to the next at C speed. (A translation of the block into
+# classes of bytes and a fixed-string search does fewer instructions, but takes longer: its
+# branches are not predictable.)
 _NEGATIVE = re.compile(rb"-(?<=[:,\[ \t\r\n]-)[0-9]")
 # Digits and "." become "0", anything else a space: a positive integer beyond 64 bits is a run
 # of at least 20 digits, which a fixed-string search finds at C speed.
@@ -101,9 +104,17 @@ def risky_lines(block: bytes) -> set[int]:
     return {block.count(b"\n", 0, at) for at in risky_offsets(block)}
 
 
-def too_deep(raw: bytes) -> bool:
-    """Whether a line may nest deeper than the fast parser is trusted with."""
-    return len(raw) > DEPTH_GUARD and raw.count(b"[") + raw.count(b"{") > DEPTH_GUARD
+def depth_guard() -> int:
+    """Lines with more opening brackets than this go to the exact parser, which refuses a
+    nesting deeper than ``max_json_depth`` (JSON_TOO_DEEP): orjson's own limit differs."""
+    return limits.current().max_json_depth
+
+
+def too_deep(raw: bytes, guard: int | None = None) -> bool:
+    """Whether a line may nest deeper than the depth limit (``guard``: :func:`depth_guard`)."""
+    if guard is None:
+        guard = limits.current().max_json_depth
+    return len(raw) > guard and raw.count(b"[") + raw.count(b"{") > guard
 
 
 def exact_loads(raw: bytes) -> JsonValue:
@@ -132,5 +143,5 @@ def loads_line(raw: bytes) -> JsonValue:
     return exact_loads(raw)
 
 
-__all__ = ["DEPTH_GUARD", "backend", "exact_loads", "fast_loads", "loads_line", "risky_lines",
+__all__ = ["DEPTH_GUARD", "backend", "depth_guard", "exact_loads", "fast_loads", "loads_line", "risky_lines",
            "risky_offsets", "too_deep", "use"]

@@ -42,6 +42,7 @@ _CODE_LEVEL_PREFIXES: tuple[tuple[str, Level], ...] = (
     ("ENVELOPE_NOT_OBJECT", Level.APPEND),
     ("CHUNK_ROW_", Level.APPEND),
     ("ZSTD_", Level.APPEND),
+    ("FILE_LINE_TOO_LONG", Level.APPEND),
     ("IO_ERROR", Level.APPEND),
     ("INPUT_FORMAT_", Level.APPEND),
     ("LEGACY_REQUEST_HEADER", Level.APPEND),

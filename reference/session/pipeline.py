@@ -4,8 +4,11 @@ The checker keeps only what the spec's algorithms need (the current surface, the
 turn/step and its pending calls), so memory does not grow with the log.
 
 :func:`run_batches` and :func:`run_all_batches` (and :func:`run`, :func:`run_all` for
-``(line, event)`` pairs, which a :class:`~.reader.Located` is) feed events through the fast path of :mod:`.fastpath` first and through :meth:`SessionChecker.push`,
-the general path, when the fast path declines an event. While they run their own code they
+``(line, event)`` pairs, which a :class:`~.reader.Located` is) feed events through the fast
+path of :mod:`.fastpath` first and through :meth:`SessionChecker.push`, the general path, when
+the fast path declines an event. Events given in memory, as Python values rather than text,
+enter through :func:`memory_batches`, which checks that each is lossless JSON first
+(SES-JSON-001..003), as the reader's parser does for text. While they run their own code they
 pause the garbage collector: a log is a stream of acyclic JSON values that reference counting
 frees, and the collector would otherwise walk the growing surface again and again.
 """
@@ -29,7 +32,9 @@ from .checks import (
 )
 from .fastpath import absorber as absorber  # re-exported: tests swap the fast path out
 from .invariants import EnclosureTrace
+from .jsoncodec import check_lossless
 from .levels import Checks, Level, level_of
+from .reader import DeferredRun
 from .repair import RepairTracker
 from .surface import SurfaceFold
 from .vocabulary import KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES
@@ -202,6 +207,9 @@ def run_batches(checker: SessionChecker, batches: Iterable[Batch]) -> Problem | 
         try:
             for first, step, events in batches:
                 index = absorb(events, 0)
+                if type(events) is DeferredRun:  # the reader checks the rest (see there)
+                    events.taken = index
+                    continue
                 while index < len(events):
                     flush()
                     push(events[index], line=None if first is None else first + step * index)
@@ -212,6 +220,35 @@ def run_batches(checker: SessionChecker, batches: Iterable[Batch]) -> Problem | 
         finally:
             flush()
     return None
+
+
+_MEMORY_RUN = 64  # in-memory events handed on together
+
+
+def memory_batches(events: Iterable[Any]) -> Iterator[Batch]:
+    """Events given in memory, as batches for :func:`run_batches` and :func:`run_all_batches`.
+
+    Each event is first checked for what the lossless reading rules refuse in a text
+    (:func:`~.jsoncodec.check_lossless`: negative zero, non-finite numbers, values with no JSON
+    form, nesting past ``max_json_depth``). Such an event ends the run with its problem, located
+    at its seq (or its position), after the events before it were checked: the in-memory form of
+    a line that cannot be read.
+    """
+    run: list[Any] = []
+    for position, event in enumerate(events):
+        problem = check_lossless(event)
+        if problem is not None:
+            if run:
+                yield None, 0, run
+            seq = event.get("seq") if type(event) is dict else None
+            raise ProblemError(problem.problem.located(
+                seq=seq if type(seq) is int and seq >= 0 else position))
+        run.append(event)
+        if len(run) == _MEMORY_RUN:
+            yield None, 0, run
+            run = []
+    if run:
+        yield None, 0, run
 
 
 def run(checker: SessionChecker, located: Iterable[Pair]) -> Problem | None:
@@ -259,6 +296,9 @@ def run_all_outcome(checker: SessionChecker, batches: Iterable[Batch]) -> RunOut
         try:
             for first, step, events in batches:
                 index = absorb(events, 0)
+                if type(events) is DeferredRun:  # the reader checks the rest (see there)
+                    events.taken = index
+                    continue
                 while index < len(events):
                     flush()
                     try:

@@ -10,6 +10,12 @@ With ``tolerate_torn_tail`` (the load view) a damaged tail is handled as DSH's l
 (SES-FILE-008, SES-FILE-009): the first unparsable line or seq gap ends the preserved prefix;
 if any later line decodes to a ``turn/end`` the log is corrupt, otherwise the rest is a torn,
 uncommitted tail that a loader drops. Without it every line must be a good record.
+
+The resource limits of :mod:`dshkit.reference.limits` bound what one block can cost, at every
+level: a line longer than ``max_line_bytes`` is refused (FILE_LINE_TOO_LONG) as soon as more
+than that is buffered, a zstd frame is refused once its content passes ``max_frame_bytes``
+(ZSTD_FRAME_TOO_LARGE), and a JSON text nested deeper than ``max_json_depth`` is refused
+(JSON_TOO_DEEP) whichever parser reads it. These are refusals of the file, never a torn tail.
 """
 
 from __future__ import annotations
@@ -17,15 +23,16 @@ from __future__ import annotations
 import io
 import json
 import sys
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from itertools import compress, repeat
-from operator import add
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import compress
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 import zstandard
 
+from .. import limits
 from ..problems import Problem, ProblemError, fail
 from . import jsoncodec, jsonparse
 from .chunk_rows import ROW_TYPES, decode_record
@@ -38,7 +45,8 @@ _BLOCK = 1 << 16  # plain bytes read at a time; the reader holds one block of li
 _RUN = 64  # lines parsed and handed on together
 
 _ROW_SET = frozenset(ROW_TYPES)
-_ONLY_DICT = {dict}
+_TYPE = itemgetter("type")
+_SEQ = itemgetter("seq")
 
 FORM_DSH_JSONL = "dsh-jsonl"
 FORM_BARE_JSONL = "jsonl"
@@ -73,6 +81,22 @@ class ReadResult:
 
 #: Events read from consecutive lines: ``(line of the first, line step, events)``.
 Batch = tuple[int | None, int, Sequence[Any]]
+
+
+class DeferredRun(list[Any]):
+    """A run of events whose chunk-row and seq checks the reader left to its consumer.
+
+    Only a consumer that asked for it (``LogReader.batches(handback=True)``) gets one: the
+    checking loops of :mod:`.pipeline`, whose fast path takes no chunk row and only events
+    with contiguous seqs, the first of which the reader has checked. The consumer runs its
+    fast path over the run, sets :attr:`taken` to the number of events it took from the start
+    and leaves the rest alone; the reader checks the rest as it checks any run and hands it on
+    again, as a plain batch, or reads it line by line.
+    """
+
+    __slots__ = ("taken",)
+
+    taken: int
 
 
 class Located(NamedTuple):
@@ -126,6 +150,7 @@ class LogReader:
         self.tolerate = tolerate_torn_tail
         self.result = ReadResult(path=self.source)
         self._stdin = stdin
+        self._handback = False
 
     def __iter__(self) -> Iterator[Located]:
         for line, event in self.pairs():
@@ -141,10 +166,12 @@ class LogReader:
                 for index, event in enumerate(events):
                     yield first + index, event
 
-    def batches(self) -> Iterator[Batch]:
+    def batches(self, *, handback: bool = False) -> Iterator[Batch]:
         """Every event, in order, in batches ``(line, step, events)``: event ``i`` of a batch
         was read from line ``line + step * i`` (``step`` is 0 when all come from one line, as
-        for a chunk row; ``line`` is None for a JSON array)."""
+        for a chunk row; ``line`` is None for a JSON array). With ``handback`` some batches
+        are :class:`DeferredRun` (only for the checking loops of :mod:`.pipeline`)."""
+        self._handback = handback
         stream = self._open()
         try:
             head = _peek(stream, 4)
@@ -170,7 +197,7 @@ class LogReader:
                        f"cannot read {self.source}: {exc.strerror or exc}") from None
 
     def _read_array(self, stream: BinaryIO) -> Iterator[Batch]:
-        text = _decode_utf8(stream.read(), line=1)
+        text = _decode_utf8(limits.read_bounded(stream), line=1)
         value = jsoncodec.loads(text)
         if not isinstance(value, list):
             raise fail("JSON_ARRAY_NOT_ARRAY", "SES-JSON-004", "a JSON log must be an array")
@@ -183,15 +210,15 @@ class LogReader:
         """The lines of every segment, as batches of events.
 
         The common case is a run of ``_RUN`` lines that the fast parser reads as plain events
-        with the expected seqs, before any damage: one batch, checked with a few C-level
-        passes (:func:`_fast_values`, :func:`_plain`) and handed on while it is still in the
-        processor's cache. The rest of a segment where a run fails, and a segment with a line
-        the guard of :mod:`.jsonparse` flags, take :meth:`_lines`, line by line, and
-        :meth:`_line` is the committed-region scan in full.
+        with the expected seqs, before any damage (:meth:`_runs`). A run that fails, the rest of
+        a segment after damage, and a segment with a line the guard of :mod:`.jsonparse` flags
+        take :meth:`_lines`, line by line, and :meth:`_line` is the committed-region scan in
+        full.
         """
         scan = _Scan()
         result = self.result
         fast = jsonparse.fast_loads()
+        deep = jsonparse.depth_guard()
         number = 0  # lines before the current segment
         try:
             for segment in segments:
@@ -200,22 +227,8 @@ class LogReader:
                 if number == 0 and lines:  # line 1, a possible header, on its own
                     yield from self._lines(scan, segment, 0, 1, number)
                     start = 1
-                if fast is not None and not segment.risky:
-                    # Runs of _RUN lines: parsed, checked and absorbed while still in cache.
-                    commit = segment.framed or not result.compressed
-                    offset = segment.base + sum(map(len, lines[:start])) + start
-                    while start < len(lines) and scan.issue is None:
-                        run = lines[start:start + _RUN]
-                        values = _fast_values(fast, run)
-                        if values is None or not _plain(values, scan.expected, self.tolerate):
-                            break
-                        yield number + start + 1, 1, values
-                        start += len(run)
-                        offset += sum(map(len, run)) + len(run)
-                        scan.expected += len(values)
-                        if commit:
-                            scan.committed_bytes = offset if segment.end is None else segment.end
-                            scan.committed_events = scan.expected
+                if fast is not None and not segment.risky and scan.issue is None:
+                    start = yield from self._runs(scan, segment, start, number, fast, deep)
                 if start < len(lines):
                     yield from self._lines(scan, segment, start, len(lines), number)
                 number += len(lines)
@@ -233,41 +246,120 @@ class LogReader:
                                    lines=scan.dropped + int(scan.fragment), reason=scan.issue,
                                    fragment=scan.fragment, committed_bytes=result.committed_bytes)
 
+    def _runs(self, scan: _Scan, segment: _Segment, start: int, before: int,
+              fast: jsonparse.FastLoads, deep: int) -> Generator[Batch, None, int]:
+        """Runs of ``_RUN`` lines of a segment from line ``start`` (``before``: lines before
+        the segment), each parsed with one C-level pass and checked with two more
+        (:func:`_plain`: no value is a chunk row and, when the committed region is checked,
+        every value is an object with the expected seq). Each run is one batch, handed on
+        while it is still in the processor's cache. With ``handback`` the two checks are left
+        to the consumer (:class:`DeferredRun`) when the first value has the expected seq.
+
+        A run that fails a check (chunk rows, a seq gap, a line the fast parser refuses, a
+        line that may nest too deep) is read by :meth:`_lines`, with the values already
+        parsed, and the runs go on after it. Returns the index of the first line not read:
+        the number of lines, or where :meth:`_lines` found damage (the caller reads on from
+        there line by line).
+
+        Nesting: a valid JSON text nested deeper than ``deep`` is longer than ``2 * deep + 1``
+        bytes and holds more than ``deep`` opening brackets, so only the values of such lines
+        are measured (:func:`_depth_over`); a line that is not valid JSON is refused by the
+        fast parser. The committed offset is worked out when the runs end, not per run.
+        """
+        lines = segment.lines
+        total = len(lines)
+        long_line = 2 * deep + 1
+        tolerate = self.tolerate
+        handback = self._handback
+        expected = first = scan.expected
+        make = DeferredRun if handback else list
+        try:
+            while start < total:
+                run = lines[start:start + _RUN]
+                values: list[Any]
+                try:
+                    values = make(map(fast, run))
+                except Exception:  # refused by the fast parser: the exact one says why
+                    values = []
+                if values and max(map(len, run)) > long_line:
+                    for raw, value in compress(zip(run, values, strict=True),
+                                               map(long_line.__lt__, map(len, run))):
+                        if raw.count(b"[") + raw.count(b"{") > deep and _depth_over(value, deep):
+                            values = []  # the exact parser says how deep
+                            break
+                if type(values) is DeferredRun:
+                    first_value = values[0]
+                    if tolerate and (type(first_value) is not dict
+                                     or first_value.get("seq") != expected):
+                        values = list(values)  # the reader checks this run itself
+                    else:
+                        yield before + start + 1, 1, values
+                        taken = values.taken
+                        start += taken
+                        expected += taken
+                        scan.expected = expected
+                        if taken == len(values):
+                            continue
+                        values = values[taken:]
+                if values and _plain(values, expected, tolerate):
+                    yield before + start + 1, 1, values
+                    start += len(values)
+                    expected += len(values)
+                    scan.expected = expected
+                    continue
+                # This run line by line (chunk rows, damage), then the runs go on.
+                _commit_runs(scan, segment, start, expected > first, self.result.compressed)
+                first = expected
+                stop = min(start + (len(values) or _RUN), total)
+                yield from self._lines(scan, segment, start, stop, before, values)
+                start = stop
+                expected = first = scan.expected
+                if scan.issue is not None:
+                    break
+        finally:
+            _commit_runs(scan, segment, start, expected > first, self.result.compressed)
+        return start
+
     def _lines(self, scan: _Scan, segment: _Segment, start: int, stop: int,
-               before: int) -> Iterator[Batch]:
+               before: int, parsed: Sequence[Any] = ()) -> Iterator[Batch]:
         """Lines ``start:stop`` of a segment, one at a time (``before``: lines before the
-        segment). Lines that are plain events with the expected seq are gathered into runs."""
+        segment; ``parsed``: the values of the first lines, already read by the fast parser).
+        Lines that are plain events with the expected seq are gathered into runs."""
         fast = jsonparse.fast_loads()
+        deep = jsonparse.depth_guard()
         lines = segment.lines
         risky = segment.risky
         fixed_end = segment.end
         commit = segment.framed or not self.result.compressed
         tolerate = self.tolerate
-        offset = segment.base + sum(len(raw) + 1 for raw in lines[:start])
+        offset = segment.base + sum(map(len, lines[:start])) + start
         run: list[Any] = []
         run_first = 0
+        known = start + len(parsed)
         for index in range(start, stop):
             raw = lines[index]
             number = before + index + 1
             offset += len(raw) + 1
             end = offset if fixed_end is None else fixed_end
             value: Any = _UNREAD
-            if (number != 1 and scan.issue is None and index not in risky
-                    and not jsonparse.too_deep(raw)):
-                if fast is not None:
-                    try:
-                        value = fast(raw)
-                    except Exception:  # the exact parser says why, or reads it after all
-                        value = _UNREAD
-                if (type(value) is dict and value.get("type") not in ROW_TYPES
-                        and (not tolerate or value.get("seq") == scan.expected)):
-                    if not run:
-                        run_first = number
-                    run.append(value)
-                    scan.expected += 1
-                    if commit:
-                        scan.committed_bytes, scan.committed_events = end, scan.expected
-                    continue
+            if index < known:  # read by the fast parser on a line it may read (see _runs)
+                value = parsed[index - start]
+            elif (number != 1 and scan.issue is None and index not in risky
+                    and not jsonparse.too_deep(raw, deep) and fast is not None):
+                try:
+                    value = fast(raw)
+                except Exception:  # the exact parser says why, or reads it after all
+                    value = _UNREAD
+            if (value is not _UNREAD and scan.issue is None and type(value) is dict
+                    and value.get("type") not in ROW_TYPES
+                    and (not tolerate or value.get("seq") == scan.expected)):
+                if not run:
+                    run_first = number
+                run.append(value)
+                scan.expected += 1
+                if commit:
+                    scan.committed_bytes, scan.committed_events = end, scan.expected
+                continue
             if run:
                 yield run_first, 1, run
                 run = []
@@ -317,9 +409,11 @@ class LogReader:
                 raise _committed(scan.issue)
             return []
         expected = scan.expected
-        gap = next((e for i, e in enumerate(decoded)
-                    if not isinstance(e, dict) or e.get("seq") != expected + i), None)
-        if gap is not None and self.tolerate:
+        gap = None
+        if self.tolerate and not _contiguous(decoded, expected):
+            gap = next(e for i, e in enumerate(decoded)
+                       if not isinstance(e, dict) or e.get("seq") != expected + i)
+        if gap is not None:
             got = gap.get("seq") if isinstance(gap, dict) else None
             scan.issue = fail("FILE_COMMITTED_SEQ_GAP", "SES-FILE-009",
                               f"seq gap at line {number} (expected "
@@ -342,6 +436,7 @@ class LogReader:
             raise fail("JSON_BOM", "SES-JSON-004",
                        "the file starts with a UTF-8 byte order mark; JSON text must not", line=1)
         try:
+            limits.check_json_depth(raw)
             value = json.loads(_decode_utf8(raw, line=1))
         except (ValueError, RecursionError, ProblemError):
             if self.result.compressed:
@@ -418,41 +513,76 @@ def _peek(stream: BinaryIO, size: int) -> bytes:
     raise TypeError("stream must be buffered")
 
 
-def _fast_values(fast: jsonparse.FastLoads, lines: list[bytes]) -> list[Any] | None:
-    """Every line parsed by the fast parser, or None if one is too deep for it or refused."""
-    deep = jsonparse.DEPTH_GUARD
-    lengths = list(map(len, lines))
-    if max(lengths) > deep:
-        longer = list(compress(lines, map(deep.__lt__, lengths)))
-        brackets = map(add, map(bytes.count, longer, repeat(b"[")),
-                       map(bytes.count, longer, repeat(b"{")))
-        if any(map(deep.__lt__, brackets)):
-            return None
+def _commit_runs(scan: _Scan, segment: _Segment, start: int, read: bool,
+                 compressed: bool) -> None:
+    """Record the committed region after runs that read events up to line ``start`` of the
+    segment (``read``: they read any); lines recovered from a torn final zstd frame are read
+    but not committed."""
+    if not read or not (segment.framed or not compressed):
+        return
+    scan.committed_events = scan.expected
+    if segment.end is not None:
+        scan.committed_bytes = segment.end
+    elif start == len(segment.lines):
+        scan.committed_bytes = segment.base + segment.size
+    else:
+        scan.committed_bytes = segment.base + sum(map(len, segment.lines[:start])) + start
+
+
+def _contiguous(events: list[Any], expected: int) -> bool:
+    """Whether every event is an object and their seqs are ``expected``, ``expected + 1``..."""
     try:
-        return list(map(fast, lines))
-    except Exception:  # a line the exact parser must judge
-        return None
+        return list(map(_SEQ, events)) == list(range(expected, expected + len(events)))
+    except (TypeError, KeyError):
+        return False
 
 
 def _plain(values: list[Any], expected: int, tolerate: bool) -> bool:
-    """Whether every value is one event (an object that is not a chunk row, or any other
-    value) and, when the committed region is checked, an object whose seq is ``expected``,
-    ``expected + 1``, and so on."""
+    """Whether no value is a chunk row (every value is one event) and, when the committed
+    region is checked, every value is an object whose seq is ``expected``, ``expected + 1``,
+    and so on."""
     try:
-        if not _ROW_SET.isdisjoint(map(dict.get, values, repeat("type"))):
+        if not _ROW_SET.isdisjoint(map(_TYPE, values)):
             return False
-        if tolerate:
-            return list(map(dict.get, values, repeat("seq"))) == list(
-                range(expected, expected + len(values)))
-    except TypeError:  # a value that is not an object, or an unhashable type
+        return not tolerate or list(map(_SEQ, values)) == list(
+            range(expected, expected + len(values)))
+    except (TypeError, KeyError):  # not an object, no type or seq, an unhashable type
         return False
-    return True
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` (as the fast parser made it: plain dicts and lists) nests arrays and
+    objects deeper than ``limit``, walked one nesting level at a time."""
+    depth = 0
+    level = [value]
+    while True:
+        below: list[Any] = []
+        extend = below.extend
+        nested = False
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                nested = True
+                extend(item.values())
+            elif kind is list:
+                nested = True
+                extend(item)
+        if not nested:
+            return False
+        depth += 1
+        if depth > limit:
+            return True
+        level = below
 
 
 def _plain_segments(stream: BinaryIO) -> Iterator[_Segment]:
-    """Blocks of complete lines of a plain file, read ``_BLOCK`` bytes at a time."""
+    """Blocks of complete lines of a plain file, read ``_BLOCK`` bytes at a time. A line
+    longer than ``max_line_bytes`` is refused once more than that is held."""
+    limit = limits.current().max_line_bytes
     base = 0
+    number = 0  # complete lines before the block
     carry: list[bytes] = []
+    held = 0  # bytes in carry
     while True:
         data = stream.read(_BLOCK)
         if not data:
@@ -460,13 +590,22 @@ def _plain_segments(stream: BinaryIO) -> Iterator[_Segment]:
         cut = data.rfind(b"\n") + 1
         if cut == 0:
             carry.append(data)  # a line longer than a block
+            held += len(data)
+            if held > limit:
+                raise limits.line_too_long(held, limit, line=number + 1)
             continue
         block = b"".join((*carry, data[:cut])) if carry else data[:cut]
         carry = [data[cut:]] if cut < len(data) else []
+        held = len(data) - cut
         lines = block.split(b"\n")
         lines.pop()  # the empty piece after the last line feed
+        if len(block) > limit:
+            limits.check_lines(lines, first_line=number + 1)
+        if held > limit:
+            raise limits.line_too_long(held, limit, line=number + len(lines) + 1)
         yield _Segment(lines, jsonparse.risky_lines(block), base, len(block), None, False)
         base += len(block)
+        number += len(lines)
     tail = b"".join(carry)
     if tail:
         yield _Segment([], set(), base, 0, None, False, fragment=tail,
@@ -479,8 +618,9 @@ def _zstd_segments(stream: BinaryIO, result: ReadResult) -> Iterator[_Segment]:
     Offsets are compressed-file offsets of the end of the frame that holds a line, so a torn
     final frame is cut at its start. A complete frame that ends mid-line is corruption.
     """
+    line_limit = limits.current().max_line_bytes
     decompressor = zstandard.ZstdDecompressor()
-    obj = decompressor.decompressobj()
+    obj = limits.BoundedFrameDecompressor(decompressor=decompressor)
     frame_started = False
     frame_start = 0
     consumed = 0
@@ -496,6 +636,10 @@ def _zstd_segments(stream: BinaryIO, result: ReadResult) -> Iterator[_Segment]:
             except zstandard.ZstdError as exc:
                 raise fail("ZSTD_CORRUPT", "SES-FILE-007",
                            f"corrupt zstd frame starting at byte {frame_start}: {exc}") from None
+            except ProblemError as exc:  # ZSTD_FRAME_TOO_LARGE: say which frame
+                raise ProblemError(replace(exc.problem, message=(
+                    f"{exc.problem.message} (the frame starting at byte {frame_start})"))
+                    ) from None
             if out:
                 outs.append(out)
             if obj.eof:
@@ -504,6 +648,8 @@ def _zstd_segments(stream: BinaryIO, result: ReadResult) -> Iterator[_Segment]:
                 content = b"".join(outs)
                 outs = []
                 lines = content.split(b"\n")
+                if len(content) > line_limit:
+                    limits.check_lines(lines)
                 if lines.pop():
                     raise fail("ZSTD_FRAME_MID_RECORD", "SES-FILE-007",
                                f"zstd frame ending at byte {consumed} ends in the middle of a "
@@ -515,7 +661,7 @@ def _zstd_segments(stream: BinaryIO, result: ReadResult) -> Iterator[_Segment]:
                 yield _Segment(lines, jsonparse.risky_lines(content), 0, len(content), consumed,
                                frame_start > 0)
                 frame_start = consumed
-                obj = decompressor.decompressobj()
+                obj = limits.BoundedFrameDecompressor(decompressor=decompressor)
                 frame_started = False
                 data = unused
             else:
@@ -526,6 +672,8 @@ def _zstd_segments(stream: BinaryIO, result: ReadResult) -> Iterator[_Segment]:
         result.notes.append(f"incomplete final zstd frame at byte {frame_start}")
         content = b"".join(outs)
         lines = content.split(b"\n")
+        if len(content) > line_limit:
+            limits.check_lines(lines)
         pending = lines.pop()
         yield _Segment(lines, jsonparse.risky_lines(content), 0, len(content), frame_start, False,
                        fragment=pending, fragment_end=frame_start)

@@ -43,7 +43,8 @@ def validate_and_fold(path: str | Path, *, session_id: str | None = None,
     reader = LogReader(path, tolerate_torn_tail=True, stdin=stdin)
     checker = SessionChecker(Checks.for_level(Level.LOAD))
     typed_found = typed_observer(checker) if typed else None
-    outcome = run_all_outcome(checker, session_batches(reader, checker, session_id))
+    outcome = run_all_outcome(checker, session_batches(reader, checker, session_id,
+                                                       handback=True))
     result = reader.result
     validation = ValidationReport(
         path=str(path), level=Level.LOAD, events=checker.count, errors=tuple(outcome.problems),

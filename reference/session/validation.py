@@ -9,8 +9,8 @@ from typing import Any, BinaryIO
 
 from ..problems import Problem
 from .levels import Checks, Level
-from .pipeline import Batch, Pair, SessionChecker, run_all, run_all_batches
-from .reader import Located, LogReader, TornTail
+from .pipeline import Batch, Pair, SessionChecker, memory_batches, run_all_batches
+from .reader import LogReader, TornTail
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,8 @@ def validate_path(path: str | Path, level: Level = Level.LOAD, *, session_id: st
     reader = LogReader(path, tolerate_torn_tail=level is Level.LOAD, stdin=stdin)
     checker = SessionChecker(Checks.for_level(level))
     typed_found = typed_observer(checker) if typed else None
-    problems, failed = run_all_batches(checker, session_batches(reader, checker, session_id))
+    problems, failed = run_all_batches(checker, session_batches(reader, checker, session_id,
+                                                                handback=True))
     return ValidationReport(
         path=str(path), level=level, events=checker.count, errors=tuple(problems),
         torn=reader.result.torn, form=reader.result.form, failed_level=failed,
@@ -84,10 +85,11 @@ MAX_TYPED = 100
 
 def validate_events(events: Iterable[Any], level: Level = Level.SEED, *,
                     session_id: str = "session", typed: bool = False) -> ValidationReport:
-    """Validate in-memory events (no file format involved; ``load`` applies its event rules)."""
+    """Validate in-memory events (no file format involved; ``load`` applies its event rules).
+    Every event must be lossless JSON, as if it had been read from text (SES-JSON-001..003)."""
     checker = SessionChecker(Checks.for_level(level), session_id=session_id)
     typed_found = typed_observer(checker) if typed else None
-    problems, failed = run_all(checker, (Located(line=None, event=e) for e in events))
+    problems, failed = run_all_batches(checker, memory_batches(events))
     return ValidationReport(path="<memory>", level=level, events=checker.count,
                             errors=tuple(problems), failed_level=failed,
                             typed=None if typed_found is None else tuple(typed_found))
@@ -107,10 +109,12 @@ def with_session_id(reader: LogReader, checker: SessionChecker,
     yield from pairs
 
 
-def session_batches(reader: LogReader, checker: SessionChecker,
-                    session_id: str | None) -> Iterator[Batch]:
-    """:func:`with_session_id` for the reader's batches."""
-    batches = reader.batches()
+def session_batches(reader: LogReader, checker: SessionChecker, session_id: str | None, *,
+                    handback: bool = False) -> Iterator[Batch]:
+    """:func:`with_session_id` for the reader's batches. ``handback`` (see
+    :meth:`LogReader.batches`) only when the batches go to :func:`~.pipeline.run_batches`,
+    :func:`~.pipeline.run_all_batches` or :func:`~.pipeline.run_all_outcome`."""
+    batches = reader.batches(handback=handback)
     for first in batches:
         header = reader.result.header
         checker.session_id = session_id or (str(header["id"]) if header else "session")

@@ -57,9 +57,22 @@ def create_log(path: str | Path, header: dict[str, Any], events: Iterable[Event]
     _publish(target, content)
 
 
+def _make_directories(directory: Path) -> None:
+    """Create ``directory`` and each missing parent with mode 0700, whatever the umask
+    (``Path.mkdir(parents=True, mode=...)`` gives the parents the umask's default mode).
+    Directories that exist already keep their mode."""
+    missing = [d for d in (directory, *directory.parents) if not os.path.lexists(d)]
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:  # created meanwhile by another writer: not ours to chmod
+            continue
+        os.chmod(path, 0o700)
+
+
 def _publish(target: Path, content: bytes) -> None:
     directory = target.parent
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _make_directories(directory)
     temp = directory / f"{target.name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
