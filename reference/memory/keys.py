@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from .text import fold, js_trim, nfc
@@ -14,6 +15,11 @@ def workspace_key(cwd: Any) -> str:
     """MEM-KEY-001: one portable, lexical normalisation of a working directory."""
     if not isinstance(cwd, str) or cwd == "":
         return ""
+    return _workspace_key(cwd)
+
+
+@lru_cache(maxsize=256)  # a session writes from one directory: normalise it once
+def _workspace_key(cwd: str) -> str:
     path = nfc(cwd.replace("\\", "/"))
     prefix = ""
     if _DRIVE.match(path):
@@ -42,6 +48,11 @@ def agent_key(preset: Any) -> str:
     """MEM-KEY-002: trimmed, NFC, ASCII lower-cased agent preset name."""
     if not isinstance(preset, str):
         return ""
+    return _agent_key(preset)
+
+
+@lru_cache(maxsize=256)
+def _agent_key(preset: str) -> str:
     return fold(nfc(js_trim(preset)))
 
 

@@ -489,14 +489,20 @@ def open_provider(db_path: str | Path | None = None, *, budgets: dict[str, Any] 
                   gate: Gate | None = None, clock: Clock | None = None,
                   ids: IdFactory | None = None, write_policy: str = "ask",
                   write_policies: dict[str, str] | None = None,
-                  audit_retention_days: int = 0) -> Provider:
-    """Open (creating or migrating) a store and wrap it in the protocol pipeline."""
+                  audit_retention_days: int = 0, durability: str = "normal") -> Provider:
+    """Open (creating or migrating) a store and wrap it in the protocol pipeline.
+
+    ``durability`` is the store's commit durability (MEM-STO-001): ``"normal"`` (a commit
+    survives a crash of the process; a power loss may take the last commits, whole) or
+    ``"full"`` (every commit also survives a power loss, at one ``fsync`` per commit).
+    """
     limits = _limits(budgets)
     policy = Policy.build(write_policy, write_policies)
     if isinstance(audit_retention_days, bool) or not isinstance(audit_retention_days, int) \
             or audit_retention_days < 0:
         raise invalid("/auditRetentionDays", "must be a non-negative integer")
-    store = open_store(db_path if db_path is not None else default_path())
+    store = open_store(db_path if db_path is not None else default_path(),
+                       durability=durability)
     provider = Provider(store, limits=limits, gate=gate, policy=policy,
                         clock=clock or _system_clock, ids=ids or _uuid4)
     if audit_retention_days > 0:

@@ -6,6 +6,7 @@ Nothing here knows about approval or budgets; the provider drives it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sqlite3
@@ -15,12 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import MemoryProtocolError
-from .mirror import BY_CREATION, BY_RANK, Mirror, first, row_of
+from ..json_input import JsonInputError, parse_json
+from .errors import MemoryProtocolError, invalid
+from .mirror import BY_CREATION, BY_RANK, Mirror, first, make_row
 
 APPLICATION_ID = 0x44534B4D  # "DSKM"
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 5000
+#: MEM-STO-001: the ``durability`` choices and their ``PRAGMA synchronous`` (never OFF).
+DURABILITY = {"normal": "NORMAL", "full": "FULL"}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -87,11 +91,16 @@ AUDIT_COLUMNS = ("seq", "ts", "action", "track", "scope", "entry_id", "text", "o
 _SELECT_ENTRIES = f"SELECT {', '.join(ENTRY_COLUMNS)} FROM entries"
 _INSERT_ENTRY = (f"INSERT INTO entries ({', '.join(ENTRY_COLUMNS)}) VALUES "
                  f"({', '.join('?' * len(ENTRY_COLUMNS))})")
-_UPDATE_ENTRY = (f"UPDATE entries SET {', '.join(f'{c} = ?' for c in ENTRY_COLUMNS[1:])} "
+#: The columns an update writes: not the id, bucket, keys and creation time, which never
+#: change (so neither does the ``entries_bucket`` index, and the commit writes one page less).
+_UPDATED = (5, 6, 7, 9, 10, 11, 12, 13)
+_UPDATE_ENTRY = (f"UPDATE entries SET {', '.join(f'{ENTRY_COLUMNS[i]} = ?' for i in _UPDATED)} "
                  "WHERE id = ?")
+#: The ledger's JSON: ``json.dumps(value, ensure_ascii=False)``, without building an encoder
+#: per call.
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
 _INSERT_AUDIT = ("INSERT INTO audit (ts, action, track, scope, entry_id, text, outcome, source, "
                  "session_id, entry, entry_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-_BY_IDS = f"{_SELECT_ENTRIES} WHERE id IN (SELECT value FROM json_each(?))"
 RANKING = "ranking"  # MEM-QRY-003: recallCount desc, updatedAt desc, id
 CREATION = "creation"  # createdAt, id
 
@@ -100,6 +109,13 @@ def expected_columns(version: int) -> dict[str, tuple[str, ...]]:
     entries = ENTRY_COLUMNS[:11] + (ENTRY_COLUMNS[11:] if version >= 2 else ())
     audit = AUDIT_COLUMNS[:10] + (AUDIT_COLUMNS[10:] if version >= 3 else ())
     return {"entries": entries, "audit": audit}
+
+
+def synchronous_mode(durability: Any) -> str:
+    """The ``PRAGMA synchronous`` value of a ``durability`` choice (MEM-STO-001)."""
+    if not isinstance(durability, str) or durability not in DURABILITY:
+        raise invalid("/durability", f"durability must be one of {', '.join(DURABILITY)}")
+    return DURABILITY[durability]
 
 
 def default_path() -> Path:
@@ -131,11 +147,14 @@ def _is_locked(exc: sqlite3.Error) -> bool:
 class Store:
     """An open store. Use :func:`open_store`.
 
-    Selections (queries, matches, snapshots) and bucket usage are computed on an in-memory
-    :class:`~.mirror.Mirror` of the entries, kept equal to the table: this connection's own
-    writes update it in the statement that changes the row, a rolled-back transaction drops it,
-    and a commit by any other connection (another provider, another process, the ``sqlite3``
-    shell) changes ``PRAGMA data_version``, after which it is loaded again.
+    Selections (queries, matches, snapshots) and bucket usage are answered from an in-memory
+    :class:`~.mirror.Mirror` of the entries, kept equal to the table: the store's own writes
+    update it with the statement that changes the row; a rolled-back transaction drops it; so
+    does a change of rows on this connection that did not go through the store (seen in
+    ``total_changes``); and a commit by any other connection (another provider, another
+    process, the ``sqlite3`` shell) changes ``PRAGMA data_version``, after which the mirror is
+    loaded again. No other connection can commit while this one holds the write lock, so a
+    write transaction reads ``data_version`` at most once.
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
@@ -144,6 +163,9 @@ class Store:
         self.commits = 0  # transactions this connection committed
         self._mirror: Mirror | None = None
         self._mirror_version = -1
+        self._changes = conn.total_changes  # the rows changed on this connection, as known
+        self._writing = False  # inside transaction()
+        self._version: int | None = None  # data_version, once read in this write transaction
 
     def close(self) -> None:
         self.conn.close()
@@ -160,44 +182,58 @@ class Store:
                 if not _is_locked(exc) or time.monotonic() > deadline:
                     raise busy(self.path) from None
                 time.sleep(0.01)
+        self._writing, self._version = True, None
         try:
-            yield self.conn
-        except BaseException:
-            self._mirror = None
-            self.conn.execute("ROLLBACK")
-            raise
-        try:
-            self.conn.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            self._mirror = None
-            self.conn.execute("ROLLBACK")
-            if _is_locked(exc):
-                raise busy(self.path) from None
-            raise
+            try:
+                yield self.conn
+            except BaseException:
+                self._mirror = None
+                self.conn.execute("ROLLBACK")
+                raise
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                self._mirror = None
+                self.conn.execute("ROLLBACK")
+                if _is_locked(exc):
+                    raise busy(self.path) from None
+                raise
+        finally:
+            self._writing, self._version = False, None
         self.commits += 1
 
-    @contextlib.contextmanager
-    def _reading(self) -> Iterator[None]:
-        """One read snapshot for several statements (WAL readers never wait for writers)."""
-        if self.conn.in_transaction:
-            yield
-            return
-        self.conn.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self.conn.execute("COMMIT")
+    def _data_version(self) -> int:
+        if self._writing and self._version is not None:
+            return self._version
+        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._writing:
+            self._version = version
+        return version
 
     def state(self) -> tuple[int, int]:
         """Equal at two moments exactly when no connection committed to the store in between."""
-        return int(self.conn.execute("PRAGMA data_version").fetchone()[0]), self.commits
+        return self._data_version(), self.commits
 
     def _current(self) -> Mirror:
-        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
-        if self._mirror is None or version != self._mirror_version:
-            self._mirror = Mirror.load(self.conn)
-            self._mirror_version = version
+        version = self._data_version()
+        if self._mirror is not None and version == self._mirror_version \
+                and self.conn.total_changes == self._changes:
+            return self._mirror
+        if self.conn.in_transaction:
+            self._load(version)
+        else:  # one read snapshot for the version and the rows
+            self.conn.execute("BEGIN")
+            try:
+                self._load(self._data_version())
+            finally:
+                self.conn.execute("COMMIT")
+        assert self._mirror is not None
         return self._mirror
+
+    def _load(self, version: int) -> None:
+        self._mirror = Mirror.load(self.conn, _SELECT_ENTRIES)
+        self._mirror_version = version
+        self._changes = self.conn.total_changes
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -211,8 +247,7 @@ class Store:
 
     def bucket_usage(self) -> dict[tuple[str, str], int]:
         """Units per bucket over the whole store (MEM-BUD-001)."""
-        with self._reading():
-            return dict(self._current().usage)
+        return dict(self._current().usage)
 
     def select(self, *, track: str | None = None, scope: str | None = None,
                keys: tuple[str, str] | None = None, needle: str | None = None,
@@ -223,57 +258,58 @@ class Store:
         that session's visible set (MEM-KEY-004); a non-empty ``needle`` to the texts that
         contain it after folding (MEM-MAT-001)."""
         key = BY_RANK if order == RANKING else BY_CREATION
-        for _ in range(2):
-            with self._reading():
-                rows = self._current().select(track=track, scope=scope, keys=keys,
-                                              needle=needle)
-                page = [row.id for row in first(rows, limit, key)]
-                found = self._by_ids(page)
-            if len(found) == len(page):
-                return [found[entry_id] for entry_id in page], len(rows)
-            self._mirror = None  # changed behind the store's back: load it again
-        raise _corrupt(self.path, "the entries table changed while it was read")
-
-    def _by_ids(self, ids: list[str]) -> dict[str, dict[str, Any]]:
-        if not ids:
-            return {}
-        rows = self.conn.execute(_BY_IDS, (json.dumps(ids),))
-        return {row[0]: entry_from_row(row) for row in rows}
+        rows = self._current().select(track=track, scope=scope, keys=keys, needle=needle)
+        return [entry_from_row(row.record) for row in first(rows, limit, key)], len(rows)
 
     # -- writes (inside a transaction) ---------------------------------------------------------
 
+    def _run(self, sql: str, params: Any, many: bool = False) -> tuple[sqlite3.Cursor,
+                                                                         Mirror | None]:
+        """Run one changing statement of the store: its cursor, and the mirror to apply the
+        change to (None when it is not loaded, or when rows changed on this connection
+        without the store since it last looked: then it is dropped and loaded again later)."""
+        known = self.conn.total_changes == self._changes
+        cursor = self.conn.executemany(sql, params) if many else self.conn.execute(sql, params)
+        self._changes = self.conn.total_changes
+        if not known:
+            self._mirror = None
+        return cursor, self._mirror
+
     def insert(self, entry: dict[str, Any]) -> None:
-        self.conn.execute(_INSERT_ENTRY, entry_to_row(entry))
-        if self._mirror is not None:
-            self._mirror.put(row_of(entry))
+        record = entry_to_row(entry)
+        _, mirror = self._run(_INSERT_ENTRY, record)
+        if mirror is not None:
+            mirror.put(make_row(record))
 
     def update(self, entry: dict[str, Any]) -> None:
-        row = entry_to_row(entry)
-        self.conn.execute(_UPDATE_ENTRY, (*row[1:], row[0]))
-        if self._mirror is not None:
-            self._mirror.put(row_of(entry))
+        """Store the new values of an entry's members; its id, bucket, keys and ``createdAt``
+        are those already stored (an entry never moves)."""
+        record = entry_to_row(entry)
+        _, mirror = self._run(_UPDATE_ENTRY, (*(record[i] for i in _UPDATED), record[0]))
+        if mirror is not None:
+            mirror.put(make_row(record))
 
     def delete(self, entry_id: str) -> None:
-        self.conn.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
-        if self._mirror is not None:
-            self._mirror.remove(entry_id)
+        _, mirror = self._run("DELETE FROM entries WHERE id = ?", (entry_id,))
+        if mirror is not None:
+            mirror.remove(entry_id)
 
     def recall(self, entry_ids: list[str], now: int) -> None:
         """MEM-QRY-005: one more recall and ``lastRecalled`` = ``now`` for every id."""
-        self.conn.executemany(
+        _, mirror = self._run(
             "UPDATE entries SET recall_count = recall_count + 1, last_recalled = ? WHERE id = ?",
-            [(now, entry_id) for entry_id in entry_ids])
-        if self._mirror is not None:
-            self._mirror.recall(entry_ids)
+            [(now, entry_id) for entry_id in entry_ids], many=True)
+        if mirror is not None:
+            mirror.recall(entry_ids, now)
 
     def audit(self, row: dict[str, Any]) -> int:
         entry = row.get("entry")
         ids = row.get("entryIds")
-        cursor = self.conn.execute(
+        cursor, _ = self._run(
             _INSERT_AUDIT,
             (row["ts"], row["action"], row.get("track"), row.get("scope"), row.get("entryId"),
              row.get("text"), row.get("outcome"), row.get("source"), row.get("sessionId"),
-             None if entry is None else json.dumps(entry, ensure_ascii=False),
+             None if entry is None else _JSON(entry),
              None if ids is None else json.dumps(ids)))
         return int(cursor.lastrowid or 0)
 
@@ -289,21 +325,34 @@ def entry_from_row(row: tuple[Any, ...]) -> dict[str, Any]:
     (id_, track, scope, workspace, agent, text, source, tags, created, updated, session,
      version, recall_count, last_recalled) = row
     try:
-        parsed = json.loads(tags)
-    except (TypeError, ValueError):
+        parsed = _tags(tags)
+    except TypeError:  # not hashable: not the text of a column
         parsed = None
-    if not isinstance(parsed, list) or not all(isinstance(t, str) for t in parsed):
+    if parsed is None:
         raise MemoryProtocolError("STORE_CORRUPT", f"entry {id_} has a corrupt tags column",
                                   {"reason": "tags column is not a JSON array of strings"})
     return {"id": id_, "track": track, "scope": scope, "workspaceKey": workspace,
-            "agentKey": agent, "text": text, "source": source, "tags": parsed,
+            "agentKey": agent, "text": text, "source": source, "tags": list(parsed),
             "version": version, "createdAt": created, "updatedAt": updated,
             "lastRecalled": last_recalled, "recallCount": recall_count, "sessionId": session}
 
 
+@functools.lru_cache(maxsize=4096)
+def _tags(column: Any) -> tuple[str, ...] | None:
+    """The tags of a ``tags`` column, or None when it is not a JSON array of strings (a few
+    distinct columns recur across a store, so each is parsed once)."""
+    try:
+        parsed = parse_json(column)
+    except (JsonInputError, TypeError):
+        return None
+    if not isinstance(parsed, list) or not all(isinstance(t, str) for t in parsed):
+        return None
+    return tuple(parsed)
+
+
 def entry_to_row(entry: dict[str, Any]) -> tuple[Any, ...]:
     return (entry["id"], entry["track"], entry["scope"], entry["workspaceKey"], entry["agentKey"],
-            entry["text"], entry["source"], json.dumps(entry["tags"], ensure_ascii=False),
+            entry["text"], entry["source"], _JSON(entry["tags"]),
             entry["createdAt"], entry["updatedAt"], entry["sessionId"], entry["version"],
             entry["recallCount"], entry["lastRecalled"])
 
@@ -311,13 +360,29 @@ def entry_to_row(entry: dict[str, Any]) -> tuple[Any, ...]:
 def audit_from_row(row: tuple[Any, ...]) -> dict[str, Any]:
     out = dict(zip(("seq", "ts", "action", "track", "scope", "entryId", "text", "outcome",
                     "source", "sessionId"), row[:10], strict=True))
-    out["entry"] = json.loads(row[10]) if row[10] is not None else None
-    out["entryIds"] = json.loads(row[11]) if row[11] is not None else None
+    out["entry"] = _audit_json(row, 10, "entry")
+    out["entryIds"] = _audit_json(row, 11, "entry_ids")
     return out
 
 
-def open_store(path: str | Path) -> Store:
-    """MEM-STO-004: open, create or migrate; refuse anything that is not a dshkit store."""
+def _audit_json(row: tuple[Any, ...], index: int, column: str) -> Any:
+    if row[index] is None:
+        return None
+    try:
+        return parse_json(row[index])
+    except (JsonInputError, TypeError):
+        raise MemoryProtocolError(
+            "STORE_CORRUPT", f"audit row {row[0]} has a corrupt {column} column",
+            {"reason": f"audit {column} column is not JSON"}) from None
+
+
+def open_store(path: str | Path, *, durability: str = "normal") -> Store:
+    """MEM-STO-004: open, create or migrate; refuse anything that is not a dshkit store.
+
+    ``durability`` (MEM-STO-001): ``"normal"`` (``synchronous = NORMAL``, the default) or
+    ``"full"`` (``synchronous = FULL``: every commit also survives a power loss).
+    """
+    synchronous = synchronous_mode(durability)
     target = Path(path)
     _prepare_file(target)
     try:
@@ -329,7 +394,7 @@ def open_store(path: str | Path) -> Store:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _adopt(target, conn)
         conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("PRAGMA trusted_schema = OFF")
     except MemoryProtocolError:
         conn.close()
@@ -346,11 +411,7 @@ def open_store(path: str | Path) -> Store:
 def _prepare_file(target: Path) -> None:
     if target.is_symlink():
         raise _corrupt(target, "the store path is a symbolic link")
-    missing = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
-    for directory in reversed(missing):  # every directory the store creates is private
-        with contextlib.suppress(FileExistsError):
-            directory.mkdir(mode=0o700)
-        os.chmod(directory, 0o700)
+    _prepare_directories(target)
     if target.exists():
         if not target.is_file():
             raise _corrupt(target, "the store path is not a regular file")
@@ -365,6 +426,29 @@ def _prepare_file(target: Path) -> None:
     # Created with 0600 before SQLite opens it, so -wal and -shm inherit the mode (MEM-STO-002).
     with contextlib.suppress(FileExistsError):
         os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
+def _prepare_directories(target: Path) -> None:
+    """MEM-STO-011: the store's directory, which also holds SQLite's sidecar files, and every
+    directory created for the store are real directories, never symbolic links (dangling or
+    not); existing directories above the store's directory are the user's and are followed.
+    Every directory created here is private (MEM-STO-002)."""
+    store_dir = target.parent
+    if store_dir.is_symlink():
+        raise _symlinked(target, store_dir)
+    missing = [d for d in (store_dir, *store_dir.parents) if not os.path.lexists(d)]
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir(mode=0o700)
+        if directory.is_symlink():  # put there by another process since the check above
+            raise _symlinked(target, directory)
+        os.chmod(directory, 0o700)
+
+
+def _symlinked(target: Path, directory: Path) -> MemoryProtocolError:
+    which = "the store's directory" if directory == target.parent else "a directory created " \
+        "for the store"
+    return _corrupt(target, f"{which} {directory} is a symbolic link")
 
 
 def _chmod_sidecars(target: Path) -> None:
@@ -393,9 +477,57 @@ def _adopt(target: Path, conn: sqlite3.Connection) -> None:
             {"path": str(target), "found": version, "supported": SCHEMA_VERSION})
     if version < 1:
         raise _corrupt(target, f"user_version {version} is not a store schema version")
+    _check_objects(target, conn, version)
     _check_columns(target, conn, version)
     if version < SCHEMA_VERSION:
         _migrate(target, conn, version)
+
+
+#: SQLite's planner statistics, written by ``ANALYZE`` or ``PRAGMA optimize``: SQLite's own
+#: objects, allowed in a store but not part of its layout (MEM-STO-010).
+_STATISTICS = frozenset({("table", "sqlite_stat1", "sqlite_stat1"),
+                         ("table", "sqlite_stat4", "sqlite_stat4")})
+
+
+def _layout(version: int) -> tuple[str, ...]:
+    """The DDL that builds a store of ``version`` (V1 and the migration steps before it)."""
+    steps = [s for m in MIGRATIONS if m.version < version for s in m.statements]
+    return (*V1_SCHEMA, *steps)
+
+
+@functools.cache
+def expected_objects(version: int) -> frozenset[tuple[str, str, str]]:
+    """``(type, name, tbl_name)`` of every ``sqlite_schema`` row of a store of ``version``:
+    what its DDL creates, with the objects SQLite makes for it (``sqlite_autoindex_entries_1``
+    for the text primary key, ``sqlite_sequence`` for AUTOINCREMENT). Read from an in-memory
+    database built with the same DDL, so it follows the layout by construction."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for statement in _layout(version):
+            conn.execute(statement)
+        rows = conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
+    finally:
+        conn.close()
+    return frozenset((str(kind), str(name), str(table)) for kind, name, table in rows)
+
+
+def _check_objects(target: Path, conn: sqlite3.Connection, version: int) -> None:
+    """MEM-STO-010: refuse a store whose schema objects are not exactly those of its version
+    (an added trigger would run inside every write transaction and could erase the ledger)."""
+    rows = conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
+    found = frozenset((str(kind), str(name), str(table)) for kind, name, table in rows)
+    expected = expected_objects(version)
+    extra = sorted(found - expected - _STATISTICS)
+    missing = sorted(expected - found)
+    problems = []
+    if extra:
+        problems.append("schema objects dshkit did not create: "
+                        + ", ".join(f"{kind} {name}" for kind, name, _ in extra))
+    if missing:
+        problems.append("schema objects missing: "
+                        + ", ".join(f"{kind} {name}" for kind, name, _ in missing))
+    if problems:
+        raise _corrupt(target, f"{'; '.join(problems)} (schema version {version})")
 
 
 def _check_columns(target: Path, conn: sqlite3.Connection, version: int) -> None:
@@ -435,6 +567,7 @@ def _migrate(target: Path, conn: sqlite3.Connection, version: int) -> None:
                 for statement in migration.statements:
                     conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        _check_objects(target, conn, SCHEMA_VERSION)
         _check_columns(target, conn, SCHEMA_VERSION)
         conn.execute("COMMIT")
     except BaseException:
