@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import INDEX_FAILED, PERSISTENCE_FAILED, SOURCE_CONFLICT, SessionQueryError
-from .scan import DocumentRow, SessionDocuments, of_loaded, scan_log
+from .scan import DocumentRow, SessionDocuments, collector_paused, of_loaded, scan_log
 from .source import LoadedSession, discover, file_revision
 from .store import (
     OPEN_ROWIDS,
     SHADOWED_ROWIDS,
     IndexStore,
+    buffer_pending,
     bulk_settings,
     next_rowid,
-    rowid_class,
 )
 from .text import document_text
 
@@ -89,16 +89,23 @@ def _header_values(session: SessionDocuments) -> list[Any]:
 
 
 def _rows(session_id: str, documents: Sequence[DocumentRow],
-          starts: dict[tuple[int, int], int]) -> Iterator[tuple[Any, ...]]:
+          starts: dict[tuple[int, int], int]) -> list[tuple[Any, ...]]:
     """Insert rows with classed rowids (QRY-IDX-015): the open documents, then the shadowed
     ones, each in seq order and in one contiguous run of its class from ``starts``."""
-    for bounds in (OPEN_ROWIDS, SHADOWED_ROWIDS):
-        rowid = starts[bounds]
-        for seq, kind, time, surface, text in documents:
-            if rowid_class(surface) == bounds:
-                yield (rowid, document_text(text), session_id, seq, kind, time, surface,
-                       len(text))
-                rowid += 1
+    opened: list[tuple[Any, ...]] = []
+    shadowed: list[tuple[Any, ...]] = []
+    next_open, next_shadowed = starts[OPEN_ROWIDS], starts[SHADOWED_ROWIDS]
+    for seq, kind, time, surface, text in documents:
+        stored = text if text.isascii() and "\0" not in text else document_text(text)
+        if surface == "shadowed":
+            shadowed.append((next_shadowed, stored, session_id, seq, kind, time, surface,
+                             len(text)))
+            next_shadowed += 1
+        else:
+            opened.append((next_open, stored, session_id, seq, kind, time, surface, len(text)))
+            next_open += 1
+    opened += shadowed
+    return opened
 
 
 def _finish_session(store: IndexStore, session: SessionDocuments, stat_key: str) -> None:
@@ -122,6 +129,7 @@ def write_session(store: IndexStore, session: LoadedSession | SessionDocuments, 
     with bulk_settings(conn):
         conn.execute("BEGIN IMMEDIATE")
         try:
+            buffer_pending(conn)
             conn.execute("DELETE FROM docs WHERE session_id = ?", (scanned.session_id,))
             if progress is not None:
                 progress("begin", {"sessionId": scanned.session_id})
@@ -156,7 +164,8 @@ def remove_session(store: IndexStore, session_id: str) -> None:
 
 def index_sessions(store: IndexStore, sessions: Iterable[LoadedSession]) -> int:
     """Write in-memory sessions (no file bookkeeping); returns the document count."""
-    return sum(write_session(store, s) for s in sessions)
+    with collector_paused():
+        return sum(write_session(store, s) for s in sessions)
 
 
 def _prune(store: IndexStore) -> list[str]:
@@ -210,7 +219,8 @@ def index_paths(store: IndexStore, paths: Iterable[str | Path], *,
     """Index every log under ``paths``; sessions whose file is gone are removed first."""
     try:
         removed = _prune(store)
-        outcomes = [_index_file(store, path, progress) for path in discover(paths)]
+        with collector_paused():
+            outcomes = [_index_file(store, path, progress) for path in discover(paths)]
     except sqlite3.Error as exc:
         raise SessionQueryError(INDEX_FAILED, f"session-search index write failed: {exc}") \
             from None

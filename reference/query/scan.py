@@ -2,33 +2,38 @@
 QRY-DOC-001, QRY-CLS-001).
 
 :func:`scan_log` reads a log file as :func:`~.source.load_session` does (same reader, same
-checks, same errors) but keeps no events: the checker hands every event, as it checked it, to
-an observer that keeps only its searchable text, and the checker's own surface fold, which has
-seen the whole log when the pass ends, classifies the documents. Memory therefore grows with
-the documents and the surface, not with the log, and the log is folded once.
+checks, same errors) but keeps no events: after each batch of lines, the events the checker
+kept as it checked them are reduced to their searchable text and let go, and the checker's own
+surface fold, which has seen the whole log when the pass ends, classifies the documents.
+Memory therefore grows with the documents and the surface, not with the log, and the log is
+folded once.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
 from ..problems import ProblemError
 from ..session.levels import Checks
-from ..session.pipeline import SessionChecker, run_batches
+from ..session.pipeline import Batch, SessionChecker, run_batches
 from ..session.reader import LogReader
 from ..session.surface import SurfaceFold
 from ..session.validation import session_batches
 from .documents import Document, build_documents
-from .extract import TEXT_TYPES, extract_text
+from .extract import EXTRACTORS
 from .source import LoadedSession, map_problem, session_id_for_path, synthesize_header
 
 Event = dict[str, Any]
 LOAD_CHECKS = Checks(envelope_and_shapes=True, invariants=False, storage=True, repair=False)
+TITLE = "session/title"
+#: The event types the index reads: those with searchable text, and the title.
+_WANTED = frozenset({*EXTRACTORS, TITLE})
 
 
 #: One document of a session: (seq, type, time, surface, text), in ascending seq order.
@@ -68,9 +73,10 @@ def surface_of(fold: SurfaceFold) -> tuple[frozenset[int], frozenset[int]]:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The observer below makes no reference cycles, so nothing is left for the cyclic
-    collector to find: pausing it spares its full passes over a growing heap."""
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector. Reading a log, extracting its documents and writing
+    them make no reference cycles, so nothing is left for it to find: pausing it spares its
+    full passes over a growing heap."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -81,35 +87,60 @@ def _collector_paused() -> Iterator[None]:
 
 
 class _Collector:
-    """What the checker's observer gathers: the searchable text of every event that has some,
-    the latest title and the first event's time."""
+    """What the index keeps of the events the checker has checked: the searchable text of
+    every event that has some, the latest title and the first event's time.
 
-    __slots__ = ("first_time", "found", "title")
+    The checker appends every event it has checked to its ``kept`` list (a C-level append);
+    :meth:`take` empties that list after each batch of lines. It picks the few events whose
+    type has text (or is a title) with C-level iteration, so an event without text costs no
+    Python call, and extracts their text; the rest are freed with the list's references.
+    """
+
+    __slots__ = ("first_time", "found", "kept", "started", "title")
 
     def __init__(self) -> None:
         self.found: list[tuple[int, str, Any, str]] = []  # (seq, type, time, text)
+        self.kept: list[Event] = []  # the checker's: the events checked since the last take
         self.title: str | None = None
         self.first_time: Any = None
+        self.started = False
 
-    def observer(self) -> Callable[[Event, int], None]:
-        """The observer function (a closure: it runs once per event of the log)."""
+    def take(self) -> None:
+        """Collect what the events kept since the last call hold, and let them go."""
+        kept = self.kept
+        if not kept:
+            return
+        if not self.started:
+            self.started = True
+            self.first_time = kept[0].get("time", 0)
+        try:
+            hits = list(compress(kept, map(_WANTED.__contains__,
+                                           map(dict.get, kept, repeat("type")))))
+        except TypeError:  # an event that is not an object, or a type that is unhashable
+            hits = [e for e in kept if type(e) is dict and type(e.get("type")) is str
+                    and e["type"] in _WANTED]
+        kept.clear()
         found = self.found.append
-        text_types = TEXT_TYPES
+        for event in hits:
+            data = event.get("data")
+            if not isinstance(data, dict):
+                continue
+            kind = event["type"]
+            if kind == TITLE:
+                title = data.get("title")
+                if isinstance(title, str):
+                    self.title = title
+                continue
+            text = EXTRACTORS[kind](data)
+            if text:
+                found((int(event["seq"]), kind, event.get("time", 0), text))
 
-        def observe(event: Event, _position: int) -> None:
-            kind = event.get("type")
-            if self.first_time is None:
-                self.first_time = event.get("time", 0)
-            if type(kind) is str and kind in text_types:  # a list or dict type is unhashable
-                text = extract_text(event)
-                if text:
-                    found((int(event["seq"]), kind, event.get("time", 0), text))
-            elif kind == "session/title":
-                data = event.get("data")
-                if isinstance(data, dict) and isinstance(data.get("title"), str):
-                    self.title = data["title"]
-
-        return observe
+    def batches(self, batches: Iterable[Batch]) -> Iterator[Batch]:
+        """``batches``, taking the events of each once the checker is done with it (it asks
+        for the next batch only then)."""
+        for batch in batches:
+            yield batch
+            self.take()
 
 
 def scan_log(path: str | Path, *, revision: str | None = None) -> SessionDocuments:
@@ -118,12 +149,14 @@ def scan_log(path: str | Path, *, revision: str | None = None) -> SessionDocumen
     location = Path(path)
     reader = LogReader(location, tolerate_torn_tail=True)
     collect = _Collector()
-    checker = SessionChecker(LOAD_CHECKS, observer=collect.observer())
-    with _collector_paused():
+    checker = SessionChecker(LOAD_CHECKS, kept=collect.kept)
+    with collector_paused():
         try:
-            problem = run_batches(checker, session_batches(reader, checker, None))
+            problem = run_batches(checker,
+                                  collect.batches(session_batches(reader, checker, None)))
         except ProblemError as exc:
             problem = exc.problem
+        collect.take()
     if problem is not None:
         raise map_problem(str(path), problem)
     header = reader.result.header

@@ -10,13 +10,15 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from .errors import INDEX_FAILED, INVALID_CONFIG, SessionQueryError
+from .placement import Placement, confirm, place
 
 APPLICATION_ID: Final = 0x44534B51  # "DSKQ"
 #: DSH's own session-search index ("DSHQ"): a foreign application for dshkit.
@@ -27,6 +29,13 @@ MEMORY: Final = ":memory:"
 DERIVED_TABLES: Final = frozenset({
     "index_state", "sessions", "docs", "docs_data", "docs_idx", "docs_content",
     "docs_docsize", "docs_config",
+})
+#: Every schema object the index creates, as (type, name) rows of ``sqlite_schema``
+#: (QRY-IDX-016): its tables, the FTS5 shadow tables and the implicit index of the primary key
+#: of ``sessions``.
+SCHEMA_OBJECTS: Final = frozenset({
+    *(("table", name) for name in DERIVED_TABLES),
+    ("index", "sqlite_autoindex_sessions_1"),
 })
 
 _SCHEMA: Final = (
@@ -66,26 +75,42 @@ _SCHEMA: Final = (
 
 @dataclass(frozen=True, slots=True)
 class OpenDecision:
-    """What opening a database does: ``initialize``, ``open``, ``rebuild`` or ``refuse``."""
+    """What opening a database does: ``initialize``, ``open``, ``rebuild`` or ``refuse``.
+    ``tables`` names the schema objects behind a refusal or a rebuild."""
 
     action: str
     reason: str = ""
     tables: tuple[str, ...] = ()
 
 
-def decide(application_id: int, user_version: int, tables: list[str]) -> OpenDecision:
-    """The open rules of QRY-IDX-004..006, in order."""
+SchemaObject = tuple[str, str]  # (type, name) of one row of sqlite_schema
+
+
+def _objects(listed: Sequence[str | SchemaObject]) -> list[SchemaObject]:
+    return [item if isinstance(item, tuple) else ("table", item) for item in listed]
+
+
+def decide(application_id: int, user_version: int,
+           objects: Sequence[str | SchemaObject]) -> OpenDecision:
+    """The open rules of QRY-IDX-003..005 and QRY-IDX-016, in order. ``objects`` lists every
+    row of ``sqlite_schema`` as (type, name); a bare name stands for a table."""
+    found = _objects(objects)
     if application_id not in (0, APPLICATION_ID):
         return OpenDecision("refuse", "foreign-application")
     if application_id == 0:
-        if tables:
-            return OpenDecision("refuse", "not-derived-index", tuple(tables))
+        if found:
+            return OpenDecision("refuse", "not-derived-index", tuple(n for _, n in found))
         return OpenDecision("initialize")
-    unknown = [name for name in tables if name not in DERIVED_TABLES]
+    unknown = [(kind, name) for kind, name in found if (kind, name) not in SCHEMA_OBJECTS]
+    tables = [name for kind, name in unknown if kind == "table"]
+    if tables:
+        return OpenDecision("refuse", "unrecognized-tables", tuple(tables))
     if unknown:
-        return OpenDecision("refuse", "unrecognized-tables", tuple(unknown))
+        return OpenDecision("refuse", "unrecognized-objects",
+                            tuple(f"{kind} {name}" for kind, name in unknown))
     if user_version != SCHEMA_VERSION:
-        return OpenDecision("rebuild", f"schema version {user_version}", tuple(tables))
+        return OpenDecision("rebuild", f"schema version {user_version}",
+                            tuple(n for k, n in found if k == "table"))
     return OpenDecision("open")
 
 
@@ -95,6 +120,8 @@ def refusal_message(path: str, decision: OpenDecision) -> str:
         return f"{where} belongs to another application"
     if decision.reason == "not-derived-index":
         return f"{where} is not an empty or recognized derived index"
+    if decision.reason == "unrecognized-objects":
+        return f"{where} has unrecognized schema objects: {', '.join(decision.tables)}"
     return f"{where} has unrecognized user tables: {', '.join(decision.tables)}"
 
 
@@ -103,24 +130,15 @@ def _failed(detail: str, **extra: object) -> SessionQueryError:
                              **extra)
 
 
-def _prepare_file(path: Path) -> None:
-    """Create missing parent directories 0700 and a missing database file 0600."""
-    missing: list[Path] = []
-    parent = path.parent
-    while not parent.exists():
-        missing.append(parent)
-        parent = parent.parent
-    for directory in reversed(missing):
-        directory.mkdir(mode=0o700)
-        os.chmod(directory, 0o700)
-    with contextlib.suppress(FileExistsError):
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+def _schema_objects(conn: sqlite3.Connection) -> list[SchemaObject]:
+    """Every row of ``sqlite_schema`` (``sqlite_master``), internal objects included."""
+    rows = conn.execute("SELECT type, name FROM sqlite_master ORDER BY name").fetchall()
+    return [(str(row[0]), str(row[1])) for row in rows]
 
 
 def _user_tables(conn: sqlite3.Connection) -> list[str]:
-    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                        "AND name NOT GLOB 'sqlite_*' ORDER BY name").fetchall()
-    return [str(row[0]) for row in rows]
+    return [name for kind, name in _schema_objects(conn)
+            if kind == "table" and not name.startswith("sqlite_")]
 
 
 def _quote(name: str) -> str:
@@ -133,10 +151,6 @@ def _quote(name: str) -> str:
 #: applies inside its index, without reading a document it does not return.
 OPEN_ROWIDS: Final = (1 << 40, 1 << 41)
 SHADOWED_ROWIDS: Final = (1 << 41, 1 << 42)
-
-
-def rowid_class(surface: str) -> tuple[int, int]:
-    return SHADOWED_ROWIDS if surface == "shadowed" else OPEN_ROWIDS
 
 
 def classed(conn: sqlite3.Connection) -> bool:
@@ -153,6 +167,10 @@ def next_rowid(conn: sqlite3.Connection, bounds: tuple[int, int]) -> int:
     return bounds[0] if row is None else int(row[0]) + 1
 
 
+#: Page size of a new index (SQLite's default is 4096): half as many pages to write and to copy
+#: at a checkpoint; the FTS5 leaves of about 4000 bytes still fit in one page.
+PAGE_SIZE: Final = 8192
+
 #: Page cache while a session is written: FTS5 merges its segments through it (64 MiB).
 BULK_CACHE_KIB: Final = 65_536
 
@@ -167,6 +185,18 @@ def bulk_settings(conn: sqlite3.Connection) -> Iterator[None]:
         yield
     finally:
         conn.execute(f"PRAGMA cache_size = {previous}")
+
+
+#: What FTS5 buffers of a transaction's new documents before it writes them out as a segment
+#: (its ``hashsize`` option; SQLite's default is 1 MiB): fewer, larger segments to merge.
+PENDING_BYTES: Final = 8 << 20
+
+
+def buffer_pending(conn: sqlite3.Connection) -> None:
+    """Set the FTS5 ``hashsize`` option of ``docs``, inside the caller's transaction; an
+    SQLite whose FTS5 does not know the option keeps its default."""
+    with contextlib.suppress(sqlite3.OperationalError):
+        conn.execute("INSERT INTO docs (docs, rank) VALUES ('hashsize', ?)", (PENDING_BYTES,))
 
 
 class IndexStore:
@@ -199,42 +229,90 @@ class IndexStore:
 
 def open_index(path: str | Path, journal_mode: str = "wal") -> IndexStore:
     """Open (creating, initializing or rebuilding as the rules say) the index at ``path``;
-    ``:memory:`` gives a private in-memory index."""
+    ``:memory:`` gives a private in-memory index. The path is used as given, made absolute
+    without resolving symbolic links (QRY-IDX-017, QRY-IDX-018)."""
     if journal_mode not in JOURNAL_MODES:
         raise SessionQueryError(INVALID_CONFIG, "session-search SQLite config: journal mode "
                                 f"must be one of {', '.join(JOURNAL_MODES)}")
-    actual = MEMORY if str(path) == MEMORY else str(Path(path).resolve())
+    actual = str(path)
+    placement: Placement | None = None
     try:
         if actual != MEMORY:
-            _prepare_file(Path(actual))
-        conn = sqlite3.connect(actual, isolation_level=None, timeout=30.0)
+            actual = os.path.abspath(actual)
+            placement = place(actual)
+        conn = sqlite3.connect(actual, isolation_level=None, timeout=BUSY_SECONDS)
     except OSError as exc:
         raise _failed(f"{actual}: {exc.strerror or exc}", path=actual) from None
+    except ValueError as exc:  # a path with a NUL character
+        raise _failed(f"{actual!r}: {exc}", path=actual) from None
     except sqlite3.Error as exc:
         raise _failed(f"{actual}: {exc}", path=actual) from None
     try:
-        decision = _initialize(conn, actual, journal_mode)
+        decision = _initialize(conn, actual, journal_mode, placement)
     except SessionQueryError:
         conn.close()
         raise
+    except OSError as exc:
+        conn.close()
+        raise _failed(f"{actual}: {exc.strerror or exc}", path=actual) from None
     except sqlite3.Error as exc:
         conn.close()
         raise _failed(f"{actual}: {exc}", path=actual) from None
     return IndexStore(conn, actual, decision)
 
 
+#: How long opening waits for other connections (the busy timeout of the connection).
+BUSY_SECONDS: Final = 30.0
+
+
+def _set_journal_mode(conn: sqlite3.Connection, journal_mode: str) -> None:
+    """Set the journal mode, waiting for other connections: SQLite answers "database is
+    locked" at once, without its busy handler, when two connections change the mode of a new
+    database together or one reads it meanwhile."""
+    deadline = time.monotonic() + BUSY_SECONDS
+    pause = 0.001
+    while True:
+        try:
+            conn.execute(f"PRAGMA journal_mode = {journal_mode.upper()}")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY,
+                                                              sqlite3.SQLITE_LOCKED)
+            if not busy or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 def _read_decision(conn: sqlite3.Connection) -> OpenDecision:
+    """The decision from the application id, the user version and the schema, read in one
+    read transaction: another process that initializes the index meanwhile is seen either
+    before or after its commit, never half (an application id of 0 with its tables)."""
+    if conn.in_transaction:
+        return _decision_now(conn)
+    conn.execute("BEGIN DEFERRED")
+    try:
+        return _decision_now(conn)
+    finally:
+        conn.execute("COMMIT")  # a read transaction: nothing is written
+
+
+def _decision_now(conn: sqlite3.Connection) -> OpenDecision:
     application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
     user_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    return decide(application_id, user_version, _user_tables(conn))
+    return decide(application_id, user_version, _schema_objects(conn))
 
 
-def _initialize(conn: sqlite3.Connection, path: str, journal_mode: str) -> OpenDecision:
+def _initialize(conn: sqlite3.Connection, path: str, journal_mode: str,
+                placement: Placement | None) -> OpenDecision:
     decision = _read_decision(conn)
     if decision.action == "refuse":
         raise _failed(refusal_message(path, decision), path=path, reason=decision.reason)
-    if path != MEMORY:  # only after foreign files were refused
-        conn.execute(f"PRAGMA journal_mode = {journal_mode.upper()}")
+    if decision.action == "initialize":  # takes effect with the first write of an empty file
+        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+    if placement is not None:  # only after foreign files were refused: the first write
+        confirm(placement)
+        _set_journal_mode(conn, journal_mode)
     conn.execute("BEGIN IMMEDIATE")
     try:
         decision = _read_decision(conn)  # again, under the write lock

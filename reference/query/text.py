@@ -20,4 +20,10 @@ def document_text(text: str) -> str:
     the length in code points does not change."""
     if text.isascii():
         return text.replace("\0", "\ufffd") if "\0" in text else text
-    return _UNSAFE.sub("\ufffd", text) if _UNSAFE.search(text) else text
+    if "\0" in text or "\ufdd0" in text or "\ufdd1" in text:
+        return _UNSAFE.sub("\ufffd", text)
+    try:  # only a lone surrogate makes the encoding fail (three substring tests and one
+        text.encode("utf-8")  # encoding take less than one pass of the pattern)
+    except UnicodeEncodeError:
+        return _UNSAFE.sub("\ufffd", text)
+    return text
