@@ -24,8 +24,9 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def conformance(session: nox.Session) -> None:
-    """Run the conformance kit against the reference (or ``-- --impl ...``)."""
-    session.install(".")
+    """Run the conformance kit against the reference (or ``-- --impl ...``); its property
+    tests need hypothesis (the ``conformance`` extra)."""
+    session.install(".[conformance]")
     session.run("dshkit", "conformance", *session.posargs)
 
 
@@ -48,7 +49,7 @@ def _dsh_harness(session: nox.Session) -> Path:
 def conformance_dsh(session: nox.Session) -> None:
     """The kit against the real DSH (its npm packages, pinned): fails on any result that the
     baseline does not expect and on any baseline entry that no longer fails."""
-    session.install(".")
+    session.install(".[conformance]")
     harness = _dsh_harness(session)
     Path("build").mkdir(exist_ok=True)
     session.run("dshkit", "conformance", "--impl", f"cmd:node {harness / 'harness.mjs'}",
@@ -97,3 +98,12 @@ def bench(session: nox.Session) -> None:
     """Benchmarks, reported as ratios against baselines measured in the same run."""
     session.install(".", "orjson")
     session.run("python", "bench/run.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def hardening(session: nox.Session) -> None:
+    """The long reliability run: fuzzing (100,000 inputs per target), kill -9 (200 per
+    target), concurrency and the bad-input table; writes build/hardening.json and the figures
+    table of spec/hardening.md. ``-- --inputs N --kills K`` for a shorter run."""
+    session.install(".[test]")
+    session.run("python", "-m", "tests.hardening.run", *session.posargs)

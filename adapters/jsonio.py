@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
+
+from dshkit.reference.json_input import JsonInputError, parse_json
 
 from .errors import PAYLOAD, AdapterError
 from .textutil import strip_bom
 
 
 def load_json(payload: Any) -> Any:
-    """The JSON value of ``payload``: a ``str`` (a leading BOM is ignored) is parsed, anything
-    else is taken as already parsed."""
+    """The JSON value of ``payload``: a ``str`` or UTF-8 ``bytes`` (a leading BOM is ignored)
+    is parsed with the shared bounded parser (ADP-SEC-003), anything else is taken as already
+    parsed."""
     if isinstance(payload, bytes | bytearray):
         try:
             payload = bytes(payload).decode("utf-8")
@@ -22,12 +24,19 @@ def load_json(payload: Any) -> Any:
     if not isinstance(payload, str):
         return payload
     try:
-        return json.loads(strip_bom(payload))
-    except json.JSONDecodeError as exc:
-        raise AdapterError(PAYLOAD, f"payload is not JSON: {exc.msg}", line=exc.lineno,
-                           column=exc.colno) from None
-    except RecursionError:
-        raise AdapterError(PAYLOAD, "payload is nested too deeply", line=1) from None
+        return parse_json(strip_bom(payload), allow_non_finite=True)
+    except JsonInputError as exc:
+        raise payload_error(exc, "payload") from None
+
+
+def payload_error(exc: JsonInputError, what: str, line: int = 1) -> AdapterError:
+    """ADAPTER_PAYLOAD for a JSON text that could not be used, located at ``line`` of the
+    payload (plus the parser's line and column for a syntax error)."""
+    if exc.line is None or exc.column is None:
+        return AdapterError(PAYLOAD, f"{what} is not usable: {exc.message}", line=line,
+                            reason=exc.code)
+    return AdapterError(PAYLOAD, f"{what} is {exc.message}", line=line + exc.line - 1,
+                        column=exc.column)
 
 
 def small(value: Any) -> Any:

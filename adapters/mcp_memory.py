@@ -7,9 +7,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from dshkit.reference.json_input import JsonInputError, parse_json
+
 from .entries import Entry, EntryBuilder, read_entries, tags_of
 from .errors import PAYLOAD, AdapterError
-from .jsonio import pointer_token, small
+from .jsonio import payload_error, pointer_token, small
 from .model import AdaptResult, ExportResult, Loss, Where
 from .options import Options
 from .textutil import strip_bom
@@ -55,12 +57,9 @@ def adapt(payload: Any, *, options: dict[str, Any] | None = None) -> AdaptResult
 
 def _record(line: str, number: int) -> dict[str, Any]:
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise AdapterError(PAYLOAD, f"line {number} is not JSON: {exc.msg}", line=number,
-                           column=exc.colno) from None
-    except RecursionError:
-        raise AdapterError(PAYLOAD, f"line {number} is nested too deeply", line=number) from None
+        record = parse_json(line, allow_non_finite=True)
+    except JsonInputError as exc:
+        raise payload_error(exc, f"line {number}", number) from None
     if not isinstance(record, dict):
         raise AdapterError(PAYLOAD, f"line {number} is not a JSON object", line=number,
                            pointer="/")

@@ -24,6 +24,8 @@ from .adapters.budget import check_budgets, check_seed_size, usage_of
 from .adapters.claude_imports import inside, is_managed_policy
 from .adapters.hermes import FILES as HERMES_FILES
 from .adapters.model import ExportResult
+from .reference import json_input
+from .reference.json_input import JsonInputError, parse_json
 from .reference.memory import MemoryProtocolError, open_provider
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
@@ -65,6 +67,8 @@ def add_parser(sub: Any) -> None:
     imp.add_argument("--into-db", metavar="DB", help="seed the entries into this store")
     imp.add_argument("--yes", action="store_true", help="approve the seed without asking")
     imp.add_argument("--policy", choices=["ask", "auto", "off"], default="ask")
+    imp.add_argument("--durability", choices=["normal", "full"], default="normal",
+                     help="with --into-db: commit durability of the store (MEM-STO-001)")
     imp.add_argument("--session-id", default="dshkit-cli")
     imp.add_argument("--cwd", help="workspace directory of the seed (default: current)")
     imp.add_argument("--agent-preset")
@@ -176,6 +180,10 @@ def _write_atomic(path: Path, text: str) -> None:
         raise _IOFailure(f"{path}: {exc.strerror or exc}") from None
 
 
+#: A value that fails as JSON for one of these reasons is taken as text (ADP-CLI-006).
+_TEXT_VALUES = frozenset({json_input.SYNTAX, json_input.NON_FINITE})
+
+
 def _option_values(raw: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in raw:
@@ -184,9 +192,13 @@ def _option_values(raw: list[str]) -> dict[str, Any]:
             raise AdapterError("ADAPTER_OPTION", f"--option needs KEY=VALUE, got {item!r}",
                                key=item)
         try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
+            out[key] = parse_json(value)
+        except JsonInputError as exc:
+            if exc.code not in _TEXT_VALUES:
+                raise AdapterError("ADAPTER_OPTION", f"--option {key}: the value is JSON that "
+                                   f"cannot be used: {exc.message}", key=key,
+                                   reason=exc.code) from None
+            out[key] = value  # not JSON: the value is the text itself
     return out
 
 
@@ -312,7 +324,8 @@ def _seed(args: argparse.Namespace, entries: list[dict[str, Any]], losses: list[
     if args.agent_preset is not None:
         header["agentPreset"] = args.agent_preset
     write = {"agent": {"session": {"id": args.session_id, "header": header}}}
-    provider = open_provider(args.into_db, gate=_gate(args.yes), write_policy=args.policy)
+    provider = open_provider(args.into_db, gate=_gate(args.yes), write_policy=args.policy,
+                             durability=args.durability)
     try:
         rows = provider.budgets()
         limits = {(r["track"], r["scope"]): r["limit"] for r in rows}

@@ -24,6 +24,7 @@ from .reference.compaction import (
     resolve_prune_config,
 )
 from .reference.compaction.apply import apply_to_path, read_log
+from .reference.json_input import JsonInputError, parse_json
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 _IO_CODES = frozenset({"CMP_LOG_UNREADABLE", "CMP_WRITE_FAILED", "CMP_APPLY_USAGE",
@@ -82,12 +83,13 @@ def add_parser(sub: Any) -> None:
 
 
 def _read_json(path: str) -> Any:
+    """A configuration file (CMP-CLI-002): anything but a usable JSON text is a usage error."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return parse_json(Path(path).read_bytes())
     except OSError as exc:
         raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise _UsageError(f"{path} is not JSON: {exc}") from None
+    except JsonInputError as exc:
+        raise _UsageError(f"{path}: {exc.describe()}") from None
 
 
 def _summary_text(path: str) -> str:

@@ -11,9 +11,9 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
+from .reference.json_input import UNREADABLE, JsonInputError, read_json
 from .reference.memory import MemoryProtocolError, open_provider
 from .reference.memory.provider import Provider
 from .reference.memory.store import default_path
@@ -39,6 +39,9 @@ def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
     parser.add_argument("--cwd", default=default(None),
                         help="workspace directory (default: current)")
     parser.add_argument("--agent-preset", default=default(None))
+    parser.add_argument("--durability", choices=["normal", "full"], default=default("normal"),
+                        help="commit durability (MEM-STO-001): normal (default) survives a "
+                        "crash of the process, full also a power loss, at one fsync per write")
 
 
 def add_parser(sub: Any) -> None:
@@ -105,9 +108,17 @@ def _tags(raw: str | None) -> list[str] | None:
     return None if raw is None else [t for t in raw.split(",")]
 
 
-def _read_json(path: str) -> Any:
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    return json.loads(text)
+def _read_input(args: argparse.Namespace) -> Any:
+    """The JSON file of ``seed`` and ``import`` (None for the other operations), read before
+    the store is opened: an unusable input is INVALID_INPUT (field "/") and touches nothing."""
+    if args.op not in ("seed", "import"):
+        return None
+    try:
+        return read_json(args.file)
+    except JsonInputError as exc:
+        reason = exc.describe() if exc.code == UNREADABLE else f"{args.file}: {exc.describe()}"
+        raise MemoryProtocolError("INVALID_INPUT", f"invalid input at /: {reason}",
+                                  {"field": "/", "reason": reason}) from None
 
 
 def _terminal_gate(auto_yes: bool) -> Any:
@@ -132,7 +143,7 @@ def _write_context(args: argparse.Namespace) -> dict[str, Any]:
     return {"agent": {"session": {"id": args.session_id, "header": header}}}
 
 
-def _run(provider: Provider, args: argparse.Namespace) -> Any:
+def _run(provider: Provider, args: argparse.Namespace, value: Any) -> Any:
     write = _write_context(args)
     op = args.op
     if op == "add":
@@ -158,7 +169,7 @@ def _run(provider: Provider, args: argparse.Namespace) -> Any:
         return provider.remove({"track": args.track, "scope": args.scope, "match": args.match},
                                write)
     if op == "seed":
-        return provider.seed(_read_json(args.file), write)
+        return provider.seed(value, write)
     if op == "query":
         filt = {k: v for k, v in (("track", args.track), ("scope", args.scope),
                                   ("text", args.text), ("limit", args.limit)) if v is not None}
@@ -174,7 +185,7 @@ def _run(provider: Provider, args: argparse.Namespace) -> Any:
     if op == "export":
         return provider.export()
     if op == "import":
-        return provider.import_envelope(_read_json(args.file), write)
+        return provider.import_envelope(value, write)
     if op == "migrate":
         version = provider.store.conn.execute("PRAGMA user_version").fetchone()[0]
         return {"path": str(provider.store.path), "version": version}
@@ -208,7 +219,8 @@ def _adapter_argv(args: argparse.Namespace) -> list[str] | None:
     if args.op == "export":
         output = ["--output", args.output] if args.output else []
         return ["export", fmt, "--db", db, *output, *flags]
-    context = ["--session-id", args.session_id, "--policy", args.policy]
+    context = ["--session-id", args.session_id, "--policy", args.policy,
+               "--durability", args.durability]
     if args.cwd is not None:
         context += ["--cwd", args.cwd]
     if args.agent_preset is not None:
@@ -224,19 +236,19 @@ def run(args: argparse.Namespace) -> int:
 
         return delegate(via_adapter)
     try:
+        value = _read_input(args)
+    except MemoryProtocolError as exc:
+        _fail(exc, args)
+        return EXIT_USAGE
+    try:
         provider = open_provider(args.db, gate=_terminal_gate(args.yes),
-                                 write_policy=args.policy)
+                                 write_policy=args.policy, durability=args.durability)
     except MemoryProtocolError as exc:
         return _fail(exc, args)
     try:
-        result = _run(provider, args)
+        result = _run(provider, args, value)
     except MemoryProtocolError as exc:
         return _fail(exc, args)
-    except (OSError, ValueError) as exc:
-        error = MemoryProtocolError("INVALID_INPUT", f"cannot read input: {exc}",
-                                    {"field": "/", "reason": str(exc)})
-        _fail(error, args)
-        return EXIT_USAGE
     finally:
         provider.close()
     if args.json:
