@@ -8,9 +8,12 @@ Modules, by job:
   ``harness_client`` / ``harness_server`` / ``harness_reference`` (the JSON-lines harness
   protocol), ``memory_driver`` (memory programs against a Python provider), ``reference_impl``
   and ``model_impl`` (the two built-in implementations);
-- ``baseline`` (expected failures), ``coverage`` (traceability), ``report`` (JSON, JUnit,
-  Markdown, console), ``console`` (the command line), ``lint`` (self-lint and maintenance);
-- ``strategies``, ``properties`` and ``memory_model`` (property tests for third parties);
+- ``baseline`` (expected failures), ``coverage`` (traceability), ``tooltests`` (the tests
+  that check tool-scoped requirements), ``report`` (JSON, JUnit, Markdown, console),
+  ``console`` (the command line), ``lint`` (self-lint and maintenance);
+- ``strategies*``, ``properties`` (with ``properties_projection`` and
+  ``properties_compaction``), ``propcheck`` (running one property) and ``memory_model``
+  (property tests, also for third parties);
 - ``divergences`` and ``compliance`` (the published divergence list and compliance page of an
   implementation), ``differential`` (two implementations compared on generated logs);
 - ``pytest_plugin`` (``pytest --dshkit-impl ...``).

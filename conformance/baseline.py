@@ -4,14 +4,17 @@ A baseline lists case ids that are known to fail, each with a reason. A listed c
 (or errors, or is skipped) as listed does not fail the run; everything else about a listed
 entry is **stale** and fails the run: the case passed, is not applicable, failed with another
 status than the one listed, is unknown to the kit, is a retired id, or the entry expired.
+
+An entry may name a property test instead of a case (``{"property": "session-fold", "reason",
+"status"?, ...}``): the same rules apply to the property's outcome in a run that ran it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +35,11 @@ class BaselineEntry:
     issue: str | None = None
     status: str | None = None  # failed | errored | skipped; any of them when absent
     expires: dt.date | None = None
+    property: bool = False  # the id names a property test of the kit, not a case
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "reason": self.reason}
+        out: dict[str, Any] = {"property" if self.property else "id": self.id,
+                               "reason": self.reason}
         if self.issue:
             out["issue"] = self.issue
         if self.status:
@@ -48,6 +53,7 @@ class BaselineEntry:
 class Baseline:
     entries: dict[str, BaselineEntry]
     source: str = ""
+    properties: dict[str, BaselineEntry] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, document: Any, source: str = "") -> Baseline:
@@ -59,13 +65,17 @@ class Baseline:
             where = "/" + "/".join(str(p) for p in first.absolute_path)
             raise BaselineError(f"{source or 'baseline'}: {first.message} at {where}")
         entries: dict[str, BaselineEntry] = {}
+        properties: dict[str, BaselineEntry] = {}
         for raw in document["expectedFailures"]:
-            if raw["id"] in entries:
-                raise BaselineError(f"{source or 'baseline'}: {raw['id']} is listed twice")
+            is_property = "property" in raw
+            name = raw["property"] if is_property else raw["id"]
+            table = properties if is_property else entries
+            if name in table:
+                raise BaselineError(f"{source or 'baseline'}: {name} is listed twice")
             expires = dt.date.fromisoformat(raw["expires"]) if raw.get("expires") else None
-            entries[raw["id"]] = BaselineEntry(raw["id"], raw["reason"], raw.get("issue"),
-                                               raw.get("status"), expires)
-        return cls(entries, source)
+            table[name] = BaselineEntry(name, raw["reason"], raw.get("issue"), raw.get("status"),
+                                        expires, is_property)
+        return cls(entries, source, properties)
 
     def apply(self, outcomes: Sequence[CaseOutcome], *, kit_ids: set[str],
               retired: set[str], today: dt.date | None = None) -> list[dict[str, str]]:
@@ -96,6 +106,45 @@ class Baseline:
             else:
                 outcome.expected = True
         return stale
+
+
+    def apply_properties(self, results: Mapping[str, dict[str, Any]], *, known: Iterable[str],
+                         today: dt.date | None = None) -> list[dict[str, Any]]:
+        """Mark the property results (``{"status", ...}`` by property name) that fail as a
+        property entry lists (``expected`` and ``baseline`` are set on them); return the stale
+        property entries. An entry for a property that did not run is left alone, unless no
+        property of the kit has that name."""
+        day = today or dt.date.today()
+        names = set(known)
+        stale: list[dict[str, Any]] = []
+        for entry in self.properties.values():
+            result = results.get(entry.id)
+            if result is None:
+                if entry.id not in names:
+                    stale.append({"id": entry.id, "property": True,
+                                  "problem": "no property of the kit has this name"})
+                continue
+            result["baseline"] = {"reason": entry.reason, "expected": False,
+                                  **({"issue": entry.issue} if entry.issue else {})}
+            status = str(result.get("status"))
+            problem = _property_problem(entry, status, day)
+            if problem:
+                stale.append({"id": entry.id, "property": True, "problem": problem})
+            else:
+                result["baseline"]["expected"] = True
+        return stale
+
+
+def _property_problem(entry: BaselineEntry, status: str, day: dt.date) -> str:
+    if entry.expires is not None and entry.expires < day:
+        return f"the entry expired on {entry.expires.isoformat()}"
+    if status == "passed":
+        return "listed as failing, but the property passed"
+    if status == "not_applicable":
+        return "listed, but the property is not applicable to this implementation"
+    if entry.status is not None and status != entry.status:
+        return f"listed as {entry.status}, but the property {status}"
+    return ""
 
 
 def load_baseline(path: str | Path) -> Baseline:

@@ -1,13 +1,17 @@
 """Options and execution shared by ``dshkit conformance`` and ``dshkit-conformance``.
 
-Exit status: 0 every applicable case passed (or failed as the baseline lists) and no baseline
-entry is stale; 1 otherwise; 2 usage or I/O problems (bad ``--impl``, a harness that cannot
+The property tests of the kit run by default after the cases (``--properties N`` examples
+each, 0 disables them), with a seed that the header reports (``--seed`` repeats a run).
+
+Exit status: 0 every applicable case and property test passed (or failed as the baseline
+lists) and no baseline entry is stale; 1 otherwise; 2 usage or I/O problems (bad ``--impl``, a harness that cannot
 start, an unreadable baseline, a report that cannot be written). Never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import random
 import sys
@@ -27,6 +31,10 @@ from .vectors import load_cases, load_files
 __all__ = ["add_arguments", "build_parser", "execute"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+#: Examples per property test in a default run: enough to exercise every generator, small
+#: enough that the whole kit stays within seconds against the reference.
+DEFAULT_PROPERTY_EXAMPLES = 50
+COUNTEREXAMPLES = "dshkit-counterexamples"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,11 +52,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--junit", metavar="PATH", help="write JUnit XML")
     parser.add_argument("--markdown", metavar="PATH", help="write a Markdown summary")
     parser.add_argument("--seed", type=int, metavar="N",
-                        help="hypothesis seed for --properties (default: random, reported)")
-    parser.add_argument("--properties", type=int, default=0, metavar="N",
-                        help="also run the stateful memory property with N examples")
-    parser.add_argument("--counterexamples", metavar="DIR",
-                        help="where a failing property writes its shrunk case as a vector")
+                        help="hypothesis seed of the property tests (default: random, "
+                             "reported)")
+    parser.add_argument("--properties", type=int, default=DEFAULT_PROPERTY_EXAMPLES,
+                        metavar="N",
+                        help="examples per property test (default "
+                             f"{DEFAULT_PROPERTY_EXAMPLES}; 0: run no property test)")
+    parser.add_argument("--counterexamples", metavar="DIR", default=COUNTEREXAMPLES,
+                        help="where a failing property test writes its shrunk case as a "
+                             f"vector file (default {COUNTEREXAMPLES}, created only then)")
     parser.add_argument("--json", action="store_true",
                         help="print the JSON report instead of the console summary")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every case")
@@ -84,22 +96,15 @@ def _kit_block() -> dict[str, Any]:
 
 
 def _properties(args: argparse.Namespace, impl: Any, seed: int) -> dict[str, Any] | None:
+    """Every property test of the kit, or those of the ``--suite`` selection
+    (``not_applicable`` when ``impl`` does not declare what it needs); ``None`` with
+    ``--properties 0`` or when no property belongs to the selected suites."""
     if args.properties <= 0:
         return None
-    from .properties import session_fold_check, stateful_memory_check
-    from .registry import covers
+    from .properties import run_properties
 
-    results: dict[str, Any] = {}
-    declared = list(impl.capabilities)
-    if covers(declared, "memory.protocol"):
-        results["memory-model"] = stateful_memory_check(
-            impl, max_examples=args.properties, seed=seed,
-            counterexample_dir=args.counterexamples)
-    if covers(declared, "session-log.core") and covers(declared, "session-log.invariants"):
-        results["session-fold"] = session_fold_check(
-            impl, max_examples=args.properties, seed=seed,
-            counterexample_dir=args.counterexamples)
-    return results
+    return run_properties(impl, max_examples=args.properties, seed=seed,
+                          counterexample_dir=args.counterexamples, suites=args.suite) or None
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -122,6 +127,9 @@ def _execute(args: argparse.Namespace) -> int:
         baseline = load_baseline(args.baseline) if args.baseline else None
     except BaselineError as exc:
         return _error(args, "BASELINE_INVALID", str(exc))
+    if args.properties > 0 and importlib.util.find_spec("hypothesis") is None:
+        return _error(args, "PROPERTIES_UNAVAILABLE", "the property tests need hypothesis: "
+                      "pip install 'dshkit[conformance]', or run with --properties 0")
     try:
         impl = load_implementation(args.impl, timeout=args.timeout)
     except KitError as exc:
@@ -138,8 +146,13 @@ def _execute(args: argparse.Namespace) -> int:
         closer = getattr(impl, "close", None)
         if callable(closer):
             closer()
+    if baseline is not None and property_tests is not None:
+        from .properties import PROPERTIES
+
+        run.stale += baseline.apply_properties(property_tests,
+                                               known=[p.name for p in PROPERTIES])
     traced = coverage(every, requirements().get("requirements", []),
-                      manifest().get("kitVerified", {}))
+                      manifest().get("kitVerified", {}), manifest().get("toolVerified", {}))
     report = build_report(run, suites=suites, connector=args.impl, coverage=traced,
                           kit=_kit_block(), seed=seed, property_tests=property_tests)
     try:

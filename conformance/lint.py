@@ -9,11 +9,15 @@ Checks (each problem is one line; an empty list means the vectors are sound):
   get a new id; the old id is retired with a tombstone); no recorded id disappears without a
   tombstone, and no tombstoned id is used again;
 - the manifest lists exactly the vector files, with their suites and case counts, the kit
-  version and the specification version.
+  version and the specification version;
+- no case names a tool-scoped requirement (CNF-SCO-002: those are proven by dshkit's own
+  tests), and the manifest's ``toolVerified`` names only tool-scoped requirements.
 
 ``--record`` adds the digests of new cases (it never overwrites a recorded digest);
 ``--retire ID --reason TEXT [--replaced-by ID]`` moves a recorded digest to the tombstones;
-``--write`` regenerates the manifest.
+``--write`` regenerates the manifest; with ``--tests DIR`` (default: the ``tests`` folder next
+to ``--spec``) it also rescans the tests that name tool-scoped requirements
+(:mod:`dshkit.conformance.tooltests`).
 """
 
 from __future__ import annotations
@@ -64,8 +68,10 @@ def lint_schema(files: Sequence[VectorFile]) -> list[str]:
     return problems
 
 
-def lint_ids(cases: Sequence[Case], known_requirements: set[str] | None) -> list[str]:
+def lint_ids(cases: Sequence[Case], known_requirements: set[str] | None,
+             tool_requirements: set[str] | None = None) -> list[str]:
     problems = []
+    tool = tool_requirements or set()
     counts = Counter(c.id for c in cases)
     problems += [f"{i}: used by {n} cases" for i, n in sorted(counts.items()) if n > 1]
     for case in cases:
@@ -79,6 +85,9 @@ def lint_ids(cases: Sequence[Case], known_requirements: set[str] | None) -> list
         if known_requirements is not None:
             problems += [f"{case.file}: {case.id} names unknown requirement {r}"
                          for r in case.requirements if r not in known_requirements]
+        problems += [f"{case.file}: {case.id} names {r}, a requirement on the dshkit tool; "
+                     "tool requirements are checked by dshkit's own tests, not by vectors"
+                     for r in case.requirements if r in tool]
     return problems
 
 
@@ -107,7 +116,10 @@ def lint_digests(cases: Sequence[Case], recorded: dict[str, Any]) -> list[str]:
     return problems
 
 
-def build_manifest(files: Sequence[VectorFile], previous: dict[str, Any]) -> dict[str, Any]:
+def build_manifest(files: Sequence[VectorFile], previous: dict[str, Any],
+                   tool_verified: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """The manifest of ``files``; ``kitVerified`` is kept from ``previous``, and so is
+    ``toolVerified`` unless a fresh scan is given."""
     spec = requirements().get("specVersion") or __version__
     versions = dict(previous.get("specVersions", {}))
     versions["dshkit-spec"] = spec
@@ -119,11 +131,14 @@ def build_manifest(files: Sequence[VectorFile], previous: dict[str, Any]) -> dic
                    "specVersion": str(f.document.get("specVersion", "")),
                    "cases": len(f.document.get("cases", []))} for f in files],
         "kitVerified": dict(previous.get("kitVerified", {})),
+        "toolVerified": dict(tool_verified if tool_verified is not None
+                             else previous.get("toolVerified", {})),
     }
 
 
 def lint_manifest(files: Sequence[VectorFile], current: dict[str, Any],
-                  known_requirements: set[str] | None = None) -> list[str]:
+                  known_requirements: set[str] | None = None,
+                  tool_requirements: set[str] | None = None) -> list[str]:
     from dshkit import schemas
 
     problems = [f"manifest.json: {e.message[:200]}"
@@ -142,26 +157,36 @@ def lint_manifest(files: Sequence[VectorFile], current: dict[str, Any],
     if known_requirements is not None:
         problems += [f"manifest.json: kitVerified names unknown requirement {r}"
                      for r in current.get("kitVerified", {}) if r not in known_requirements]
+    if tool_requirements is not None:
+        problems += [f"manifest.json: toolVerified names {r}, which is not a tool-scoped "
+                     "requirement" for r in current.get("toolVerified", {})
+                     if r not in tool_requirements]
     return problems
 
 
 def lint(files: Sequence[VectorFile] | None = None,
          known_requirements: Iterable[str] | None = None,
          recorded: dict[str, Any] | None = None,
-         current_manifest: dict[str, Any] | None = None) -> list[str]:
-    """Every problem of the vectors (empty when sound)."""
+         current_manifest: dict[str, Any] | None = None,
+         tool_requirements: Iterable[str] | None = None) -> list[str]:
+    """Every problem of the vectors (empty when sound). ``known_requirements`` and
+    ``tool_requirements`` default to the kit's requirement index."""
     vector_files = list(files) if files is not None else load_files()
     cases = _cases(vector_files)
+    index = requirements().get("requirements", [])
     if known_requirements is None:
-        index = requirements().get("requirements", [])
         known = {r["id"] for r in index} if index else None
     else:
         known = set(known_requirements)
-    return (lint_schema(vector_files) + lint_ids(cases, known)
+    if tool_requirements is None:
+        tool = {r["id"] for r in index if r.get("scope") == "tool"} if index else None
+    else:
+        tool = set(tool_requirements)
+    return (lint_schema(vector_files) + lint_ids(cases, known, tool)
             + lint_digests(cases, recorded if recorded is not None else digests())
             + lint_manifest(vector_files,
                             current_manifest if current_manifest is not None else manifest(),
-                            known))
+                            known, tool))
 
 
 # -- maintenance commands -----------------------------------------------------------------------
@@ -208,6 +233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--spec", type=Path, metavar="DIR",
                         help="check requirement ids against this spec/ tree (default: the "
                              "kit's requirements.json)")
+    parser.add_argument("--tests", type=Path, metavar="DIR",
+                        help="with --write: rescan this test folder for tests marked "
+                             "@pytest.mark.requirement (default: tests/ next to --spec)")
     args = parser.parse_args(argv)
     from .vectors import vector_root
 
@@ -234,16 +262,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         changed = True
     if changed:
         _dump(root / "digests.json", recorded)
-    current = manifest(root)
-    if args.write:
-        current = build_manifest(files, current)
-        _dump(root / "manifest.json", current)
     known: set[str] | None = None
+    tool: set[str] | None = None
     if args.spec is not None:
         from dshkit.spec_index import build_index
 
-        known = {r.id for r in build_index(args.spec)}
-    problems = lint(files, known_requirements=known, recorded=recorded, current_manifest=current)
+        index = build_index(args.spec)
+        known = {r.id for r in index}
+        tool = {r.id for r in index if r.scope == "tool"}
+    current = manifest(root)
+    if args.write:
+        tests = args.tests
+        if tests is None and args.spec is not None and (args.spec.parent / "tests").is_dir():
+            tests = args.spec.parent / "tests"
+        scanned = None
+        if tests is not None:
+            from .tooltests import scan
+
+            found = scan(tests)
+            scanned = {k: v for k, v in found.items() if tool is None or k in tool}
+        current = build_manifest(files, current, scanned)
+        _dump(root / "manifest.json", current)
+    problems = lint(files, known_requirements=known, recorded=recorded, current_manifest=current,
+                    tool_requirements=tool)
     for problem in problems:
         print(problem)
     cases = _cases(files)

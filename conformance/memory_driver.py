@@ -5,8 +5,10 @@ A memory case is a program of steps in the JSON call form of ``spec/memory/provi
 - ``{"open": {options}, "path"?: "memory.db"}``: close any open handle and open the provider
   with ``harness-call.json#/$defs/options`` on a store path relative to the case directory;
 - ``{"call": {"op": ..., "input"?, "opts"?, "write"?}}``: one provider call;
-- ``{"prepare": {"sql": [...]} | {"base64": "..."}, "path"?}``: build the store file before it
-  is opened (older store versions, foreign or damaged files); capability ``memory.store``;
+- ``{"prepare": {"sql": [...]} | {"base64": "..."} | {"symlink": "..."}, "path"?}``: build the
+  store file before it is opened (older store versions, foreign or damaged files), or put a
+  symbolic link at ``path`` to another path of the case directory (which need not exist);
+  capability ``memory.store``;
 - ``{"inspect": "file" | {"sql": "..."}, "path"?}``: read the store file as a kit would (its
   bytes, size and modes; or one read-only SQL statement); capability ``memory.store``;
 - ``{"defaultPath": {"env": {...}}}``: the store path the provider would choose with exactly
@@ -176,6 +178,9 @@ def inspect_sql(path: Path, statement: str) -> list[list[Any]]:
 
 def prepare_file(path: Path, spec: Mapping[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    if "symlink" in spec:
+        os.symlink(str(spec["symlink"]), path)
+        return
     if "base64" in spec:
         path.write_bytes(base64.b64decode(str(spec["base64"])))
         return
@@ -265,7 +270,10 @@ class _Handles:
             raise NotSupported("store steps (prepare, inspect, defaultPath) need a store file")
         if "prepare" in step:
             target = _local(self.workdir, step.get("path"))
-            return self.respond(lambda: prepare_file(target, step["prepare"]))
+            spec = dict(step["prepare"])
+            if "symlink" in spec:  # to a path of the case directory, never outside it
+                spec["symlink"] = str(_local(self.workdir, spec["symlink"]))
+            return self.respond(lambda: prepare_file(target, spec))
         if "inspect" in step:
             target = _local(self.workdir, step.get("path"))
             what = step["inspect"]

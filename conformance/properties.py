@@ -11,7 +11,19 @@
   returned, and written to a directory when asked, as a ready-to-commit vector file;
 - :func:`session_fold_check` does the same for session logs drawn by
   :func:`dshkit.conformance.strategies.valid_logs` (valid at level ``invariants``; the fold
-  agrees with the reference's nodes, shadowed seqs and message ids).
+  agrees with the reference's nodes, shadowed seqs and message ids);
+- :func:`projection_budget_check` (:mod:`~dshkit.conformance.properties_projection`): a
+  reference's retention never exceeds its budget, accounts for every omitted byte and keeps
+  every checkpoint and the newest unit;
+- :func:`compaction_boundary_check` (:mod:`~dshkit.conformance.properties_compaction`): a
+  compaction plan never cuts inside a structural unit and the log with it appended folds
+  validly;
+- :data:`PROPERTIES` lists the four with the capabilities each needs, and
+  :func:`run_properties` runs them all (what ``dshkit conformance`` does by default).
+
+Every property runs through the kit's interface (:func:`dshkit.conformance.runner.run_case`),
+so it works over a subprocess harness too; its outcome is ``passed``, ``failed``, ``errored``
+or ``not_applicable`` (:mod:`dshkit.conformance.propcheck`).
 
 Example, with pytest and hypothesis installed::
 
@@ -25,33 +37,38 @@ Requires ``hypothesis`` (the ``test`` extra).
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from .interface import Implementation, JsonObject
 from .memory_driver import DEFAULT_IDS
-from .runner import run_case
-from .vectors import Case, case_from_json, format_json
+from .propcheck import SPEC_VERSION, Probe, case_id, check, counterexample_file
+from .properties_compaction import compaction_boundary_check
+from .properties_projection import projection_budget_check
+from .vectors import Case, case_from_json
 
 __all__ = [
+    "PROPERTIES",
+    "SPEC_VERSION",
+    "Probe",
+    "Property",
     "case_id",
+    "compaction_boundary_check",
     "counterexample_file",
     "expectation",
     "memory_programs",
     "program_case",
+    "projection_budget_check",
+    "run_properties",
     "session_fold_check",
     "stateful_memory_check",
 ]
 
 WRITE_OPS = ("add", "replace", "remove", "consolidate", "seed", "import_envelope")
-SPEC_VERSION = "0.1.0"
 
 
 def _writer(session: str, cwd: Any, preset: Any, policy: str | None = None) -> JsonObject:
@@ -275,12 +292,6 @@ def _requirements(program: JsonObject, expect: JsonObject) -> list[str]:
     return sorted(found)
 
 
-def case_id(prefix: str, meaning: JsonObject) -> str:
-    digest = hashlib.sha256(json.dumps(meaning, sort_keys=True, ensure_ascii=True)
-                            .encode("ascii")).hexdigest()
-    return f"{prefix}-prop-{digest[:12]}"
-
-
 def program_case(program: JsonObject, expect: JsonObject | None = None) -> Case:
     """A drawn program as a kit case (its expectation from the model unless given)."""
     want = expect if expect is not None else expectation(program)
@@ -302,60 +313,16 @@ def program_case(program: JsonObject, expect: JsonObject | None = None) -> Case:
     return case_from_json(raw, suite="memory", file="generated")
 
 
-def counterexample_file(case: Case, detail: str) -> str:
-    """A complete vector file (format and house style of ``conformance/vectors``)."""
-    document = {"suite": case.suite, "specVersion": SPEC_VERSION,
-                "description": f"Counterexample found by a kit property: {detail}",
-                "cases": [case.to_json()]}
-    return format_json(document)
-
-
 # -- running the properties ---------------------------------------------------------------------
-
-def _check(draw: st.SearchStrategy[Any], build: Callable[[Any], list[Case]],
-           impl: Implementation, *, max_examples: int, seed: int | None,
-           counterexample_dir: str | Path | None, name: str) -> JsonObject:
-    failures: list[tuple[Case, str]] = []
-    examples = [0]
-
-    @settings(max_examples=max_examples, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck), print_blob=False)
-    @given(draw)
-    def prop(value: Any) -> None:
-        examples[0] += 1
-        for case in build(value):
-            outcome = run_case(impl, case)
-            if outcome.status != "passed":
-                failures.append((case, f"{outcome.status}: {outcome.detail}"))
-                raise AssertionError(outcome.detail)
-
-    test = hypothesis_seed(seed)(prop) if seed is not None else prop
-    result: JsonObject = {"ok": True, "examples": max_examples, "seed": seed, "property": name}
-    try:
-        test()
-    except Exception as exc:  # the last recorded failure is the shrunk one
-        if not failures:
-            return {**result, "ok": False, "detail": f"{type(exc).__name__}: {exc}"}
-        case, detail = failures[-1]
-        result.update(ok=False, detail=detail, case=case.to_json())
-        if counterexample_dir is not None:
-            target = Path(counterexample_dir)
-            target.mkdir(parents=True, exist_ok=True)
-            path = target / f"{case.id}.json"
-            path.write_text(counterexample_file(case, detail), encoding="utf-8")
-            result["counterexample"] = str(path)
-    result["examples_run"] = examples[0]
-    return result
-
 
 def stateful_memory_check(impl: Implementation, *, max_examples: int = 50,
                           seed: int | None = None, max_steps: int = 12,
                           counterexample_dir: str | Path | None = None) -> JsonObject:
     """Compare ``impl`` with the model on drawn programs; ``{"ok", "detail"?, "case"?,
     "counterexample"?}``, where ``case`` is the shrunk failing program as a vector case."""
-    return _check(memory_programs(max_steps=max_steps), lambda p: [program_case(p)], impl,
-                  max_examples=max_examples, seed=seed, counterexample_dir=counterexample_dir,
-                  name="memory-model")
+    return check(memory_programs(max_steps=max_steps), lambda p: [program_case(p)], impl,
+                 name="memory-model", capabilities=MEMORY_CAPABILITIES,
+                 max_examples=max_examples, seed=seed, counterexample_dir=counterexample_dir)
 
 
 def _fold_cases(log: list[Any]) -> list[Case]:
@@ -365,7 +332,7 @@ def _fold_cases(log: list[Any]) -> list[Case]:
     expect = {"valid": True, "nodes": folded.get("nodes"), "shadowed": folded.get("shadowed"),
               "messageIds": [m.get("id") for m in folded.get("messages", [])]}
     raws = [{"operation": "validate", "input": {"events": log}, "params": {"level": "invariants"},
-             "expect": {"valid": True}, "requirements": ["SES-LVL-004"]},
+             "expect": {"valid": True}, "requirements": ["SES-LVL-003"]},
             {"operation": "fold", "input": {"events": log}, "params": {"repair": False},
              "expect": expect, "requirements": ["SES-SURF-001"]}]
     cases = []
@@ -385,5 +352,50 @@ def session_fold_check(impl: Implementation, *, max_examples: int = 50, seed: in
     shadowed seqs and message ids."""
     from .strategies import valid_logs
 
-    return _check(valid_logs(), _fold_cases, impl, max_examples=max_examples, seed=seed,
-                  counterexample_dir=counterexample_dir, name="session-fold")
+    return check(valid_logs(), _fold_cases, impl, name="session-fold",
+                 capabilities=FOLD_CAPABILITIES, max_examples=max_examples, seed=seed,
+                 counterexample_dir=counterexample_dir)
+
+
+MEMORY_CAPABILITIES = ("memory.protocol",)
+FOLD_CAPABILITIES = ("session-log.core", "session-log.invariants")
+
+
+@dataclass(frozen=True, slots=True)
+class Property:
+    """One property of the kit: its name, the capabilities it needs, what it states."""
+
+    name: str
+    suite: str  # the suite whose operations it runs
+    capabilities: tuple[str, ...]
+    statement: str
+    run: Callable[..., JsonObject]
+
+
+PROPERTIES: tuple[Property, ...] = (
+    Property("memory-model", "memory", MEMORY_CAPABILITIES,
+             "stateful memory programs agree with the executable model step by step",
+             stateful_memory_check),
+    Property("session-fold", "session-log", FOLD_CAPABILITIES,
+             "generated valid logs are valid at level invariants and fold to the reference's "
+             "surface", session_fold_check),
+    Property("projection-budget", "session-reference", ("session-reference",),
+             "a retained reference never exceeds its byte budget, accounts for every omitted "
+             "byte and keeps every checkpoint and the newest unit", projection_budget_check),
+    Property("compaction-boundary", "compaction", ("compaction",),
+             "a plan never cuts inside a structural unit and the log with the plan appended "
+             "folds validly", compaction_boundary_check),
+)
+
+
+def run_properties(impl: Implementation, *, max_examples: int, seed: int | None,
+                   counterexample_dir: str | Path | None = None,
+                   names: Sequence[str] | None = None,
+                   suites: Sequence[str] | None = None) -> dict[str, JsonObject]:
+    """Every property of the kit (or those named, or those of the given suites) against
+    ``impl``, by name; a property whose capabilities ``impl`` does not declare is
+    ``not_applicable`` without running."""
+    return {p.name: p.run(impl, max_examples=max_examples, seed=seed,
+                          counterexample_dir=counterexample_dir)
+            for p in PROPERTIES if (names is None or p.name in names)
+            and (not suites or p.suite in suites)}

@@ -50,6 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "requirement(*ids): the tool-scoped requirements of the "
+                            "dshkit specification that this test checks (CNF-SCO-002)")
     if config.getoption("dshkit_impl", default=None):
         config.addinivalue_line("markers", "dshkit(label): a case of the dshkit conformance "
                                 "kit (its suite, then its tags)")
@@ -120,7 +122,7 @@ class KitSession:
             run.stale = self.baseline.apply(run.outcomes, kit_ids={c.id for c in load_cases()},
                                             retired=set())
         traced = coverage(load_cases(), requirements().get("requirements", []),
-                          manifest().get("kitVerified", {}))
+                          manifest().get("kitVerified", {}), manifest().get("toolVerified", {}))
         report = build_report(run, suites=registry(), connector=self.spec, coverage=traced,
                               kit=_kit_block(), seed=random.SystemRandom().randrange(2**32))
         Path(path).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n",

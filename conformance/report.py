@@ -78,19 +78,20 @@ def build_report(run: RunResult, *, suites: Registry, connector: str, coverage: 
             if outcome.baseline.issue:
                 record["baseline"]["issue"] = outcome.baseline.issue
         cases.append(record)
-    property_failed = any(not p.get("ok", True) for p in (property_tests or {}).values())
+    properties = {name: dict(result) for name, result in (property_tests or {}).items()}
     summary: dict[str, Any] = {
         "cases": len(run.outcomes),
         **{status: run.count(status) for status in COUNTED},
         "expected_failures": sum(1 for o in run.outcomes if o.expected),
         "unexpected": sum(1 for o in run.outcomes if o.unexpected),
         "stale_baseline": list(run.stale),
-        "ok": run.ok and not property_failed,
+        "ok": run.ok and not any(property_unexpected(p) for p in properties.values()),
         "uncovered_requirements": list(coverage.uncovered_must),
         "requirements": coverage.to_json(),
         "capabilities": _capabilities(run, suites, declared),
         "hypothesis_seed": seed,
-        "property_tests": dict(property_tests) if property_tests else None,
+        "property_tests": properties or None,
+        "properties": _property_counts(properties),
         "kit_version": kit["version"],
         "spec_versions": dict(kit["spec_versions"]),
         "started": dt.datetime.fromtimestamp(run.started, dt.UTC).isoformat(
@@ -102,6 +103,25 @@ def build_report(run: RunResult, *, suites: Registry, connector: str, coverage: 
         kit_block["problems"] = dict(run.problems)
     return {"reportVersion": REPORT_VERSION, "kit": kit_block,
             "implementation": implementation, "summary": summary, "cases": cases}
+
+
+def property_unexpected(result: Mapping[str, Any]) -> bool:
+    """A property result that counts against the run: failed or errored, and not as a
+    baseline entry lists it."""
+    expected = bool((result.get("baseline") or {}).get("expected"))
+    return result.get("status", "passed" if result.get("ok", True) else "failed") in (
+        "failed", "errored") and not expected
+
+
+def _property_counts(properties: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    counts = {status: 0 for status in ("passed", "failed", "errored", "not_applicable")}
+    for result in properties.values():
+        status = str(result.get("status", "passed" if result.get("ok", True) else "failed"))
+        counts[status] = counts.get(status, 0) + 1
+    counts["expected_failures"] = sum(1 for r in properties.values()
+                                      if (r.get("baseline") or {}).get("expected"))
+    counts["unexpected"] = sum(1 for r in properties.values() if property_unexpected(r))
+    return counts
 
 
 # -- JUnit XML ----------------------------------------------------------------------------------
@@ -146,6 +166,7 @@ def to_junit(report: Mapping[str, Any]) -> str:
             element.set(key, str(value))
             totals[key] += value
         element.set("time", f"{seconds:.6f}")
+    _junit_properties(root, summary, totals)
     if summary["stale_baseline"]:
         element = ET.SubElement(root, "testsuite", name="baseline",
                                 tests=str(len(summary["stale_baseline"])),
@@ -161,6 +182,39 @@ def to_junit(report: Mapping[str, Any]) -> str:
     root.set("time", f"{summary['duration_s']:.3f}")
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _junit_properties(root: ET.Element, summary: Mapping[str, Any],
+                      totals: dict[str, int]) -> None:
+    """One ``testsuite`` "properties" with a ``testcase`` per property test that was run."""
+    properties = summary.get("property_tests") or {}
+    if not properties:
+        return
+    element = ET.SubElement(root, "testsuite", name="properties")
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for name, result in properties.items():
+        counts["tests"] += 1
+        case = ET.SubElement(element, "testcase", classname="properties", name=name,
+                             time=f"{float(result.get('duration_s', 0.0)):.6f}")
+        status, detail = result.get("status"), str(result.get("detail", ""))
+        if status == "not_applicable":
+            counts["skipped"] += 1
+            ET.SubElement(case, "skipped", message=f"not applicable: {detail}")
+        elif (result.get("baseline") or {}).get("expected"):
+            counts["skipped"] += 1
+            ET.SubElement(case, "skipped", message="expected failure (baseline): "
+                          f"{result['baseline']['reason']}: {detail}")
+        elif status == "failed":
+            counts["failures"] += 1
+            failure = ET.SubElement(case, "failure", message=detail[:500])
+            failure.text = (f"seed {result.get('seed')}\n{detail}\n"
+                            f"counterexample: {result.get('counterexample', '(not written)')}")
+        elif status == "errored":
+            counts["errors"] += 1
+            ET.SubElement(case, "error", message=detail[:500])
+    for key, value in counts.items():
+        element.set(key, str(value))
+        totals[key] += value
 
 
 # -- Markdown and console -----------------------------------------------------------------------
@@ -202,13 +256,64 @@ def to_markdown(report: Mapping[str, Any]) -> str:
               f"{len(summary['stale_baseline'])}. MUST requirements without a case: "
               f"{len(summary['uncovered_requirements'])}. Hypothesis seed: "
               f"{summary['hypothesis_seed']}.", ""]
+    properties = summary.get("property_tests") or {}
+    if properties:
+        lines += ["| Property | Needs | Examples | Outcome |", "| --- | --- | ---: | --- |"]
+        lines += [f"| {name} | {', '.join(r.get('capabilities', [])) or '-'} | "
+                  f"{r.get('examples_run', r.get('examples', ''))} | "
+                  f"{_property_outcome(r).replace('|', '/')} |"
+                  for name, r in properties.items()]
+        lines.append("")
     return "\n".join(lines)
+
+
+PROPERTY_HEADERS = ("Property", "Needs", "Examples", "Outcome")
+_PROPERTY_MARKS = {"passed": "passed", "failed": "FAILED", "errored": "ERRORED",
+                   "not_applicable": "not applicable"}
+
+
+def _property_outcome(result: Mapping[str, Any]) -> str:
+    status = str(result.get("status", "passed" if result.get("ok", True) else "failed"))
+    text = _PROPERTY_MARKS.get(status, status)
+    if (result.get("baseline") or {}).get("expected"):
+        text = f"expected failure ({status})"
+    if result.get("detail"):
+        text += f": {result['detail']}"
+    if result.get("counterexample"):
+        text += f" -> {result['counterexample']}"
+    return text
+
+
+def _property_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The table of property tests (one row each) and their counts."""
+    properties = summary.get("property_tests") or {}
+    if not properties:
+        return ["properties: none run (--properties 0, or none of the selected suites)"]
+    rows = [(name, ", ".join(r.get("capabilities", [])) or "-",
+             str(r.get("examples_run", r.get("examples", ""))), _property_outcome(r))
+            for name, r in properties.items()]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(PROPERTY_HEADERS[:3])]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(PROPERTY_HEADERS, [*widths, 0], strict=True))
+             .rstrip()]
+    lines += ["  ".join([*(v.ljust(w) for v, w in zip(row[:3], widths, strict=True)), row[3]])
+              for row in rows]
+    counts = summary.get("properties") or {}
+    lines.append(f"properties: {counts.get('passed', 0)} passed, {counts.get('failed', 0)} "
+                 f"failed, {counts.get('errored', 0)} errored, "
+                 f"{counts.get('not_applicable', 0)} not applicable, "
+                 f"{counts.get('expected_failures', 0)} expected failures")
+    return lines
 
 
 def console_lines(report: Mapping[str, Any], verbose: bool = False) -> list[str]:
     summary = report["summary"]
     impl = report["implementation"]
-    lines = []
+    properties = summary.get("property_tests") or {}
+    examples = max((int(r.get("examples", 0)) for r in properties.values()), default=0)
+    lines = [f"implementation: {impl['name']} {impl['version']} ({impl['language']}, "
+             f"{impl['connector']}); kit {report['kit']['version']}; "
+             f"seed {summary['hypothesis_seed']}; properties: "
+             + (f"{examples} examples each" if properties else "off")]
     for record in report["cases"]:
         status = record["status"]
         shown = verbose or (status in ("failed", "errored", "skipped")
@@ -221,12 +326,10 @@ def console_lines(report: Mapping[str, Any], verbose: bool = False) -> list[str]
             detail = record.get("detail", "")
             lines.append(f"{mark:5} {record['id']}" + (f": {detail}" if detail else ""))
     for entry in summary["stale_baseline"]:
-        lines.append(f"STALE {entry['id']}: {entry['problem']}")
+        kind = "property " if entry.get("property") else ""
+        lines.append(f"STALE {kind}{entry['id']}: {entry['problem']}")
     for module, problem in report["kit"].get("problems", {}).items():
         lines.append(f"SUITE {module}: {problem}")
-    lines.append(f"implementation: {impl['name']} {impl['version']} ({impl['language']}, "
-                 f"{impl['connector']}); kit {report['kit']['version']}; "
-                 f"seed {summary['hypothesis_seed']}")
     rows = _rows(report)
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(h)
               for i, h in enumerate(HEADERS)]
@@ -238,12 +341,12 @@ def console_lines(report: Mapping[str, Any], verbose: bool = False) -> list[str]
                  f"cases; MUST {requirements['must_covered']}/{requirements['must']} covered "
                  f"({len(requirements['kit_verified'])} by the kit itself); uncovered MUST "
                  f"requirements: {len(summary['uncovered_requirements'])}")
-    for name, result in (summary.get("property_tests") or {}).items():
-        state = "passed" if result.get("ok") else "FAILED"
-        where = f" -> {result['counterexample']}" if result.get("counterexample") else ""
-        lines.append(f"property {name}: {state} ({result.get('examples')} examples, seed "
-                     f"{result.get('seed')})" + (f": {result['detail']}" if result.get("detail")
-                                                 else "") + where)
+    tool = requirements.get("tool")
+    if tool is not None:
+        lines.append(f"tool requirements: {tool['total']}, covered by the test suite: "
+                     f"{tool['tested']}" + (f" (untested: {', '.join(tool['untested'])})"
+                                           if tool["untested"] else ""))
+    lines += _property_lines(summary)
     lines.append(f"{summary['errored']} errored, {summary['skipped']} skipped, "
                  f"{summary['not_applicable']} not applicable, {summary['expected_failures']} "
                  f"expected failures, {len(summary['stale_baseline'])} stale baseline entries")

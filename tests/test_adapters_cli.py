@@ -49,6 +49,7 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
         ["mem0", "hermes", "hermes-bullets", "claude-md", "mcp-graph", "dshkit"])
 
 
+@pytest.mark.requirement("ADP-CLI-001")
 def test_import_hermes_directory_and_files(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "MEMORY.md").write_text("Uses zsh\n§\nRepo at ~/src", encoding="utf-8")
@@ -66,6 +67,7 @@ def test_import_hermes_directory_and_files(tmp_path: Path,
     assert code == 0 and "agent/user-global: Uses zsh" in out and "loss report" in out
 
 
+@pytest.mark.requirement("ADP-CLI-001")
 def test_import_strict_missing_and_bad_options(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     payload = tmp_path / "mem0.json"
@@ -84,6 +86,7 @@ def test_import_strict_missing_and_bad_options(tmp_path: Path,
     assert code == 1 and "ADAPTER_LOSS" in err and "user_id" in err
 
 
+@pytest.mark.requirement("ADP-CLI-005")
 def test_import_claude_md_confined_by_real_paths(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     project, outside = tmp_path / "proj", tmp_path / "secret"
@@ -104,6 +107,7 @@ def test_import_claude_md_confined_by_real_paths(tmp_path: Path,
     assert "token abc" in [e["text"] for e in wide["entries"]]
 
 
+@pytest.mark.requirement("ADP-CLI-002")
 def test_import_into_db(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = store(tmp_path, [])
     source = tmp_path / "graph.jsonl"
@@ -131,6 +135,7 @@ def test_import_into_db(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert run_json(capsys, "import", "mem0", str(empty), "--into-db", str(db))["added"] == 0
 
 
+@pytest.mark.requirement("ADP-CLI-003")
 def test_export_formats_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = store(tmp_path, [{"track": "agent", "scope": "workspace", "text": "Use pnpm",
                            "tags": ["Tools"], "source": "claude-md"},
@@ -156,6 +161,7 @@ def test_export_formats_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert not strict_target.exists()
 
 
+@pytest.mark.requirement("ADP-CLI-003")
 def test_export_update_claude_md(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = store(tmp_path, [{"track": "agent", "scope": "workspace", "text": "Use pnpm",
                            "tags": ["Tools"], "source": "claude-md"}])
@@ -177,6 +183,7 @@ def test_export_update_claude_md(tmp_path: Path, capsys: pytest.CaptureFixture[s
                     expect=2)["code"] == "ADAPTER_OPTION"
 
 
+@pytest.mark.requirement("ADP-CLI-004")
 def test_convert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "memory.jsonl"
     source.write_text('{"type":"relation","from":"a","to":"b","relationType":"knows"}',
@@ -194,6 +201,7 @@ def test_convert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert lossy["code"] == "ADAPTER_LOSS" and lossy["details"]["format"] == "hermes"
 
 
+@pytest.mark.requirement("ADP-CLI-001")
 def test_subprocess_never_shows_a_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{", encoding="utf-8")

@@ -60,6 +60,7 @@ def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     return document
 
 
+@pytest.mark.requirement("CMP-CLI-001")
 def test_plan_prints_a_schema_valid_plan(log_file: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["compact", "plan", str(log_file), "--context-window", "1000", "--time", "5",
@@ -134,6 +135,7 @@ def test_apply_dry_run_prints_events(log_file: Path, capsys: pytest.CaptureFixtu
     assert log_file.read_bytes() == before
 
 
+@pytest.mark.requirement("CMP-CLI-001")
 def test_torn_tail_is_refused(log_file: Path, summary_file: Path,
                               capsys: pytest.CaptureFixture[str]) -> None:
     with open(log_file, "ab") as handle:
@@ -150,6 +152,7 @@ def test_torn_tail_is_refused(log_file: Path, summary_file: Path,
     (["--trigger", "region", "--region", "4:2"], 1),
     (["--trigger", "manual", "--region", "2:4"], 2),
 ])
+@pytest.mark.requirement("CMP-CLI-001")
 def test_usage_and_refusals(log_file: Path, argv: list[str], code: int,
                             capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compact", "plan", str(log_file), *argv]) == code
@@ -157,6 +160,7 @@ def test_usage_and_refusals(log_file: Path, argv: list[str], code: int,
     assert "Traceback" not in captured.out + captured.err
 
 
+@pytest.mark.requirement("CMP-CLI-001")
 def test_bad_config_is_refused(log_file: Path, tmp_path: Path,
                                capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "config.json"
@@ -167,6 +171,7 @@ def test_bad_config_is_refused(log_file: Path, tmp_path: Path,
     assert schemas.errors("compaction/v1/error.json", error) == []
 
 
+@pytest.mark.requirement("CMP-CLI-001")
 def test_missing_file_is_an_io_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compact", "plan", str(tmp_path / "nope.jsonl"), "--json"]) == 2
     assert _json(capsys)["error"]["code"] == "CMP_LOG_UNREADABLE"

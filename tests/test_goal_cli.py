@@ -36,6 +36,7 @@ def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     return document
 
 
+@pytest.mark.requirement("GOAL-CLI-001")
 def test_goal_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _write(tmp_path, _goal_log())
     assert main(["goal", str(path), "--json"]) == 0
@@ -65,6 +66,7 @@ def test_no_goal_and_cleared_goal(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "no current goal (last: goal-9 revision 2, cleared)" in capsys.readouterr().out
 
 
+@pytest.mark.requirement("GOAL-CLI-001")
 def test_refused_goal_stream(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     events = _goal_log()
     bad = json.loads(json.dumps(events[0]))
@@ -77,6 +79,7 @@ def test_refused_goal_stream(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert schemas.errors("goal/v1/error.json", error) == []
 
 
+@pytest.mark.requirement("GOAL-CLI-001")
 def test_unloadable_log_and_missing_file(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     broken = tmp_path / "broken.jsonl"

@@ -59,7 +59,7 @@ def test_manifest_matches_the_vectors() -> None:
 
 
 def test_every_must_is_covered_or_verified_by_the_kit() -> None:
-    index = [{"id": r.id, "level": r.level} for r in SPEC
+    index = [{"id": r.id, "level": r.level, "scope": r.scope} for r in SPEC
              if r.id.startswith(("MEM-", "CNF-"))]
     traced = coverage(CASES, index, manifest()["kitVerified"])
     assert traced.uncovered_must == ()

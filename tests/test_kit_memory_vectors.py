@@ -50,7 +50,8 @@ def test_count_and_memento_cases() -> None:
 
 
 def test_every_mem_requirement_is_covered() -> None:
-    spec = [r for r in build_index(REPO / "spec") if r.id.startswith("MEM-")]
+    spec = [r for r in build_index(REPO / "spec")
+            if r.id.startswith("MEM-") and r.scope != "tool"]  # tool ones: dshkit's tests
     assert len(spec) >= 80
     covered = {r for c in CASES for r in c.requirements}
     missing = sorted(r.id for r in spec if r.id not in covered)

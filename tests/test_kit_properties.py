@@ -3,23 +3,39 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from kit_support.broken_harness import Broken
 
+import dshkit
 from dshkit import schemas
+from dshkit.conformance.baseline import Baseline
+from dshkit.conformance.harness_client import SubprocessImplementation
+from dshkit.conformance.interface import Approver, JsonObject, NotSupported
 from dshkit.conformance.properties import (
+    PROPERTIES,
+    compaction_boundary_check,
     expectation,
     memory_programs,
     program_case,
+    projection_budget_check,
+    run_properties,
     session_fold_check,
     stateful_memory_check,
 )
-from dshkit.conformance.reference_impl import create
+from dshkit.conformance.reference_impl import ReferenceImplementation, create
 from dshkit.conformance.runner import run_case
 from dshkit.conformance.suites import memory
 from dshkit.conformance.vectors import case_from_json
+
+BROKEN = Path(__file__).parent / "kit_support" / "broken_harness.py"
+ENV = {**os.environ,
+       "PYTHONPATH": os.pathsep.join([str(Path(dshkit.__file__).parents[1]),
+                                      os.environ.get("PYTHONPATH", "")])}
 
 
 def test_reference_agrees_with_the_model() -> None:
@@ -82,3 +98,162 @@ def test_expectation_is_the_models() -> None:
     want = expectation(program)
     assert want["steps"][1]["result"][0] == {"track": "user", "scope": "user-global",
                                              "used": 0, "limit": 2000}
+
+
+# -- the four properties of a default run -------------------------------------------------------
+
+def test_reference_passes_every_property() -> None:
+    results = run_properties(create(), max_examples=12, seed=11)
+    assert list(results) == [p.name for p in PROPERTIES] == [
+        "memory-model", "session-fold", "projection-budget", "compaction-boundary"]
+    for name, result in results.items():
+        assert (result["status"], result["ok"], result["examples_run"]) == ("passed", True, 12), (
+            name, result.get("detail"))
+        assert result["seed"] == 11 and result["capabilities"]
+
+
+def _check_counterexample(result: JsonObject, tmp_path: Path, prefix: str, requirement: str,
+                          broken: Any) -> None:
+    path = Path(result["counterexample"])
+    assert path.parent == tmp_path and path.name.startswith(f"{prefix}-prop-")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert not schemas.errors("conformance/v1/vector-file.json", document)
+    [raw] = document["cases"]
+    assert raw == result["case"] and requirement in raw["requirements"]
+    assert "counterexample" in raw["tags"]
+    case = case_from_json(raw, suite=document["suite"], file=path.name)
+    assert run_case(create(), case).status == "passed"  # the expectation is the reference's
+    assert run_case(broken, case).status == "failed"
+
+
+def test_broken_retention_is_caught_with_a_counterexample(tmp_path: Path) -> None:
+    broken = Broken("retain", "")
+    result = projection_budget_check(broken, max_examples=100, seed=2,
+                                     counterexample_dir=tmp_path)
+    assert result["status"] == "failed" and not result["ok"]
+    assert result["detail"].startswith("failed: stats.omittedBytes is ")
+    _check_counterexample(result, tmp_path, "ref", "REF-RET-008", broken)
+    snapshot = result["case"]["input"]["snapshot"]
+    assert len(snapshot["events"]) <= 2  # shrunk
+
+
+def test_broken_cuts_are_caught_over_a_subprocess_harness(tmp_path: Path) -> None:
+    harness = SubprocessImplementation([sys.executable, str(BROKEN), "cuts"], timeout=60,
+                                       env=ENV)
+    try:
+        result = compaction_boundary_check(harness, max_examples=100, seed=2,
+                                           counterexample_dir=tmp_path)
+        assert result["status"] == "failed"
+        assert "cuts inside a structural unit" in result["detail"]
+        _check_counterexample(result, tmp_path, "cmp", "CMP-BND-005", harness)
+    finally:
+        harness.close()
+
+
+def test_properties_run_over_the_reference_harness() -> None:
+    harness = SubprocessImplementation(
+        [sys.executable, "-m", "dshkit.conformance.harness_reference"], env=ENV)
+    try:
+        for check in (projection_budget_check, compaction_boundary_check):
+            result = check(harness, max_examples=8, seed=5)
+            assert result["status"] == "passed", result.get("detail")
+    finally:
+        harness.close()
+
+
+class Declares:
+    """The reference with fewer capabilities, declining some operations."""
+
+    name, version, language = "declares", "1.0.0", "python"
+
+    def __init__(self, capabilities: tuple[str, ...], declines: tuple[str, ...] = ()) -> None:
+        self.capabilities = capabilities
+        self.declines = declines
+        self.reference = ReferenceImplementation()
+
+    def run(self, operation: str, input: JsonObject, params: JsonObject,
+            approver: Approver | None = None) -> JsonObject:
+        if operation in self.declines:
+            raise NotSupported(f"{operation} is not exported")
+        return self.reference.run(operation, input, params, approver)
+
+
+def test_properties_are_gated_by_capabilities_and_declined_operations() -> None:
+    impl = Declares(("memory.protocol", "session-reference"), declines=("reference.retain",))
+    results = run_properties(impl, max_examples=5, seed=1)
+    statuses = {name: r["status"] for name, r in results.items()}
+    assert statuses == {"memory-model": "passed", "session-fold": "not_applicable",
+                        "projection-budget": "not_applicable",
+                        "compaction-boundary": "not_applicable"}
+    assert results["session-fold"]["detail"] == ("needs session-log.core, "
+                                                 "session-log.invariants")
+    assert results["session-fold"]["examples_run"] == 0
+    assert results["projection-budget"]["detail"].startswith(
+        "the implementation declines reference.retain: ")
+    assert results["projection-budget"]["ok"] is True  # not applicable is no failure
+
+
+def test_baseline_entries_for_properties() -> None:
+    baseline = Baseline.from_json({"expectedFailures": [
+        {"property": "session-fold", "reason": "known", "status": "failed"},
+        {"property": "memory-model", "reason": "fixed since"},
+        {"property": "projection-budget", "reason": "r"},
+        {"property": "compaction-boundary", "reason": "r", "status": "errored"},
+        {"property": "no-such-property", "reason": "r"},
+        {"id": "mem-memento-a1", "reason": "a case entry is not a property entry"}]})
+    results: dict[str, dict[str, Any]] = {
+        "session-fold": {"status": "failed"}, "memory-model": {"status": "passed"},
+        "projection-budget": {"status": "not_applicable"},
+        "compaction-boundary": {"status": "failed"}}
+    stale = baseline.apply_properties(results, known=[p.name for p in PROPERTIES])
+    assert results["session-fold"]["baseline"] == {"reason": "known", "expected": True}
+    assert {s["id"]: s["problem"] for s in stale} == {
+        "memory-model": "listed as failing, but the property passed",
+        "projection-budget": "listed, but the property is not applicable to this implementation",
+        "compaction-boundary": "listed as errored, but the property failed",
+        "no-such-property": "no property of the kit has this name"}
+    assert all(s["property"] for s in stale)
+    assert "mem-memento-a1" in baseline.entries and "mem-memento-a1" not in baseline.properties
+    skipped = {"session-fold": {"status": "failed"}}
+    assert Baseline.from_json({"expectedFailures": [
+        {"property": "memory-model", "reason": "not run"}]}).apply_properties(
+            skipped, known=["memory-model"]) == []  # an entry for a property not run
+
+
+def test_cli_runs_the_properties_by_default(tmp_path: Path,
+                                            capsys: Any) -> None:
+    from dshkit.conformance.runner import main
+
+    report = tmp_path / "r.json"
+    assert main(["--case", "goal-dec-*", "--seed", "9", "--properties", "4",
+                 "--report", str(report)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("seed 9; properties: 4 examples each")
+    assert "properties: 4 passed, 0 failed, 0 errored, 0 not applicable, 0 expected failures" \
+        in out
+    summary = json.loads(report.read_text(encoding="utf-8"))["summary"]
+    assert not schemas.errors("conformance/v1/report.json",
+                              json.loads(report.read_text(encoding="utf-8")))
+    assert {n: r["status"] for n, r in summary["property_tests"].items()} == dict.fromkeys(
+        ("memory-model", "session-fold", "projection-budget", "compaction-boundary"), "passed")
+    assert main(["--case", "goal-dec-*", "--properties", "0"]) == 0
+    assert "properties: none run (--properties 0, or none of the selected suites)" in \
+        capsys.readouterr().out
+    assert main(["--suite", "session-reference", "--case", "ref-uri-*", "--properties",
+                 "3"]) == 0  # only the properties of the selected suites
+    assert "properties: 1 passed, 0 failed, 0 errored, 0 not applicable, 0 expected " \
+        "failures" in capsys.readouterr().out
+
+
+def test_cli_without_hypothesis_is_a_usage_error(monkeypatch: Any, capsys: Any) -> None:
+    import importlib.util
+
+    from dshkit.conformance.runner import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "hypothesis" else real(name, *a))
+    assert main(["--case", "goal-dec-*", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)
+    assert error["code"] == "PROPERTIES_UNAVAILABLE" and "--properties 0" in error["message"]
+    assert main(["--case", "goal-dec-*", "--properties", "0"]) == 0

@@ -23,6 +23,11 @@ from dshkit.spec_index import build_index
 
 REPO = Path(__file__).resolve().parents[1]
 SELECTION = [c for c in load_cases() if c.id.startswith(("mem-memento-", "mem-sto-", "ses-env-"))]
+#: The selected cases with store steps: not applicable to an implementation without
+#: memory.store, such as Mixed below.
+STORE_ONLY = sum(1 for c in SELECTION if any(
+    kind in step for step in c.input.get("steps", []) for kind in ("prepare", "inspect",
+                                                                    "defaultPath")))
 KIT = {"name": "dshkit-conformance", "version": "0.1.0",
        "spec_versions": {"dshkit-spec": "0.1.0"}, "vectors": {"files": 1, "cases": 1}}
 
@@ -54,10 +59,26 @@ def report() -> dict[str, Any]:
     run = run_kit(Mixed(), SELECTION,
                   baseline=Baseline.from_json({"expectedFailures": [
                       {"id": "mem-memento-a3", "reason": "not yet", "issue": "https://x.org/1"}]}))
-    index = [{"id": r.id, "level": r.level} for r in build_index(REPO / "spec")]
+    index = [{"id": r.id, "level": r.level, "scope": r.scope}
+             for r in build_index(REPO / "spec")]
     traced = coverage(load_cases(), index, manifest()["kitVerified"])
     return build_report(run, suites=registry(), connector="py:tests", coverage=traced, kit=KIT,
-                        seed=42, property_tests={"memory-model": {"ok": True, "examples": 3}})
+                        seed=42, property_tests=PROPERTY_RESULTS)
+
+
+PROPERTY_RESULTS: dict[str, Any] = {
+    "memory-model": {"property": "memory-model", "status": "passed", "ok": True, "examples": 3,
+                     "examples_run": 3, "seed": 42, "capabilities": ["memory.protocol"],
+                     "duration_s": 0.5},
+    "session-fold": {"property": "session-fold", "status": "failed", "ok": False,
+                     "examples": 3, "examples_run": 9, "seed": 42,
+                     "capabilities": ["session-log.core", "session-log.invariants"],
+                     "duration_s": 0.1, "detail": "failed: nodes: expected [0], got [0, 1]",
+                     "counterexample": "out/ses-prop-0123456789ab.json"},
+    "compaction-boundary": {"property": "compaction-boundary", "status": "not_applicable",
+                            "ok": True, "examples": 3, "examples_run": 0, "seed": 42,
+                            "capabilities": ["compaction"], "duration_s": 0.0,
+                            "detail": "needs compaction"}}
 
 
 def test_json_report_is_schema_valid_and_counts_right() -> None:
@@ -68,15 +89,19 @@ def test_json_report_is_schema_valid_and_counts_right() -> None:
     assert set(data) == {"reportVersion", "kit", "implementation", "summary", "cases"}
     assert summary["cases"] == len(SELECTION)
     assert (summary["failed"], summary["errored"], summary["skipped"]) == (1, 1, 1)
-    assert summary["not_applicable"] == 9  # the mem-sto cases that need memory.store
+    assert summary["not_applicable"] == STORE_ONLY  # the mem-sto cases that need memory.store
     assert summary["expected_failures"] == 1 and summary["unexpected"] == 2
-    assert summary["passed"] + 3 + 9 == len(SELECTION)
+    assert summary["passed"] + 3 + STORE_ONLY == len(SELECTION)
     assert summary["ok"] is False and summary["hypothesis_seed"] == 42
+    assert summary["properties"] == {"passed": 1, "failed": 1, "errored": 0,
+                                     "not_applicable": 1, "expected_failures": 0,
+                                     "unexpected": 1}
+    assert summary["property_tests"]["session-fold"]["status"] == "failed"
     assert not [r for r in summary["uncovered_requirements"] if r.startswith(("MEM-", "CNF-"))]
     assert summary["requirements"]["kit_verified"]  # CNF ids verified by the kit itself
     row = summary["capabilities"]["memory.protocol"]
-    assert row["declared"] and row["not_applicable"] == 9
-    assert row["percent"] == round(100 * row["passed"] / (row["cases"] - 9), 2)
+    assert row["declared"] and row["not_applicable"] == STORE_ONLY
+    assert row["percent"] == round(100 * row["passed"] / (row["cases"] - STORE_ONLY), 2)
     store = summary["capabilities"]["memory.store"]
     assert not store["declared"] and store["percent"] == 0.0
     records = {c["id"]: c for c in data["cases"]}
@@ -89,11 +114,14 @@ def test_junit_is_parseable_and_consistent() -> None:
     data = report()
     root = ET.fromstring(to_junit(data).split("\n", 1)[1])
     assert root.tag == "testsuites"
-    assert int(root.get("tests", "0")) == len(SELECTION)
-    assert (int(root.get("failures", "0")), int(root.get("errors", "0"))) == (1, 1)
-    assert int(root.get("skipped", "0")) == 10  # 9 not applicable, 1 expected failure
+    assert int(root.get("tests", "0")) == len(SELECTION) + 3  # and the 3 property tests
+    assert (int(root.get("failures", "0")), int(root.get("errors", "0"))) == (2, 1)
+    # the not-applicable cases, 1 expected failure, 1 property not applicable
+    assert int(root.get("skipped", "0")) == STORE_ONLY + 2
     suites = {s.get("name"): s for s in root.findall("testsuite")}
-    assert set(suites) == {"memory", "session-log"}
+    assert set(suites) == {"memory", "session-log", "properties"}
+    failed = root.find(".//testcase[@name='session-fold']/failure")
+    assert failed is not None and "ses-prop-0123456789ab.json" in (failed.text or "")
     failure = root.find(".//testcase[@name='mem-memento-a1']/failure")
     assert failure is not None and "MEM-ENT-001" in (failure.text or "")
 
@@ -103,15 +131,24 @@ def test_markdown_summary_table() -> None:
     assert text.startswith("## dshkit conformance: mixed 2.0.0")
     assert "| Capability | Declared | Cases | Passed |" in text
     assert "| memory.store | no |" in text and "does not pass" in text
+    assert "| session-fold | session-log.core, session-log.invariants | 9 | FAILED: " in text
 
 
 def test_console_ends_with_the_counts() -> None:
     lines = console_lines(report())
-    assert lines[-1] == f"{len(SELECTION) - 12} passed, 3 failed"
+    assert lines[-1] == f"{len(SELECTION) - STORE_ONLY - 3} passed, 3 failed"
     assert any(line.startswith("requirements:") and "uncovered MUST requirements:" in line
                for line in lines)
     assert "FAIL  mem-memento-a1: expected 3 step responses, got 0" in lines
     assert not any(line.startswith("SKIP  mem-memento-a3") for line in lines)  # expected
+    assert lines[0].endswith("seed 42; properties: 3 examples each")
+    rows = {line.split()[0]: line for line in lines if line.split() and line.split()[0] in
+            PROPERTY_RESULTS}
+    assert rows["memory-model"].split()[-1] == "passed"
+    assert rows["session-fold"].endswith("-> out/ses-prop-0123456789ab.json")
+    assert "not applicable: needs compaction" in rows["compaction-boundary"]
+    assert ("properties: 1 passed, 1 failed, 0 errored, 1 not applicable, 0 expected "
+            "failures") in lines
 
 
 def test_cli_writes_every_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

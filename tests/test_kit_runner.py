@@ -216,7 +216,7 @@ def test_usage_errors_are_structured(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_failing_implementation_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     code = runner.main(["--impl", f"py:{__name__}:create_crashing", "--suite", "session-log",
-                        "--case", "ses-env-*"])
+                        "--case", "ses-env-*", "--properties", "0"])
     out = capsys.readouterr().out.splitlines()
     assert code == 1
     assert out[-1].endswith("failed") and not out[-1].endswith(" 0 failed")

@@ -42,6 +42,7 @@ def test_text_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert "accounting:\n- s-1 (\"Build log\"): 2/2 messages kept" in out
 
 
+@pytest.mark.requirement("REF-CLI-001")
 def test_json_output_and_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = _write(tmp_path / "a.jsonl", "s-1", ["x" * 300, "newest"])
     before = hashlib.sha256(log.read_bytes()).hexdigest()
@@ -73,6 +74,7 @@ def test_mentions_resolve_only_given_logs(tmp_path: Path,
     (["--target", "s-1"], 1, "SESSION_REFERENCE_SELF_REFERENCE"),
     (["--text", "@[x](dsh-session:%%%)"], 1, "SESSION_REFERENCE_INVALID_REFERENCE"),
 ])
+@pytest.mark.requirement("REF-CLI-001")
 def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
                   code: int, error: str) -> None:
     log = _write(tmp_path / "a.jsonl", "s-1", ["hello"])
@@ -80,6 +82,7 @@ def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list
     assert got == code and out["error"]["code"] == error
 
 
+@pytest.mark.requirement("REF-CLI-001")
 def test_too_many_and_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     logs = [str(_write(tmp_path / f"{i}.jsonl", f"s{i}", ["x"])) for i in range(4)]
     code, out, _ = _run(capsys, "reference", *logs, "--json")

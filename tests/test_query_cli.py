@@ -59,6 +59,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]
         return code, out.out, out.err
 
 
+@pytest.mark.requirement("QRY-CLI-001")
 def test_index_search_read_trace(corpus: Path, tmp_path: Path,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "db" / "idx.sqlite")
@@ -97,6 +98,7 @@ def test_index_search_read_trace(corpus: Path, tmp_path: Path,
     assert out["sessionId"] == "bare" and len(out["documents"]) == 2
 
 
+@pytest.mark.requirement("QRY-CLI-001")
 def test_refusals(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     foreign = tmp_path / "foreign.db"
     conn = sqlite3.connect(foreign)

@@ -2,94 +2,45 @@
 
 from __future__ import annotations
 
-import json
-import re
-from collections import Counter
-from pathlib import Path
-from typing import Any
-
 import pytest
+from kit_support import suite_vectors as sv
+from kit_support.suite_vectors import Case
 
 from dshkit.conformance.suites import compaction as suite
-from dshkit.spec_index import build_index
 
-REPO = Path(__file__).resolve().parents[1]
-VECTORS = REPO / "conformance" / "vectors" / "compaction"
-CASE_ID = re.compile(r"^cmp-[a-z0-9][a-z0-9-]*$")
-
-
-def _cases() -> list[dict[str, Any]]:
-    out = []
-    for path in sorted(VECTORS.glob("*.json")):
-        document = json.loads(path.read_text(encoding="utf-8"))
-        assert document["suite"] == suite.SUITE
-        assert document["specVersion"] == "0.1.0"
-        assert document["description"]
-        out += [{**case, "_file": path.name} for case in document["cases"]]
-    return out
+CASES = sv.load_cases(suite, "compaction")
+#: Worked examples A-1 .. A-12 of the compaction spec.
+WORKED_EXAMPLES = [f"cmp-a{number}-" for number in range(1, 13)]
 
 
-CASES = _cases()
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_case_passes(case: dict[str, Any]) -> None:
-    result = suite.reference(case["operation"], case["input"], case.get("params", {}))
-    assert suite.compare(case["expect"], result) == "", (
-        f"{case['_file']}: {case['id']}: {suite.compare(case['expect'], result)}")
+@pytest.mark.parametrize("case", CASES, ids=sv.case_ids(CASES))
+def test_case_passes(case: Case) -> None:
+    sv.check_case(suite, case)
 
 
 def test_ids_are_unique_and_well_formed() -> None:
-    counts = Counter(c["id"] for c in CASES)
-    assert not [i for i, n in counts.items() if n > 1]
-    assert all(CASE_ID.match(i) for i in counts), [i for i in counts if not CASE_ID.match(i)]
+    sv.check_ids(CASES, "cmp")
 
 
 def test_requirements_exist_in_the_spec() -> None:
-    known = {r.id for r in build_index(REPO / "spec")}
-    for case in CASES:
-        assert case["requirements"], case["id"]
-        missing = [r for r in case["requirements"] if r not in known]
-        assert not missing, (case["id"], missing)
-        assert all(r.startswith("CMP-") for r in case["requirements"]), case["id"]
+    sv.check_requirements(CASES, "CMP")
 
 
 def test_cases_are_well_formed() -> None:
-    for case in CASES:
-        assert set(case) <= {"id", "description", "requirements", "operation", "input",
-                             "params", "expect", "tags", "_file"}, case["id"]
-        assert case["operation"] in suite.OPERATIONS, case["id"]
-        expect = case["expect"]
-        assert isinstance(expect.get("valid"), bool), case["id"]
-        if not expect["valid"]:
-            assert isinstance(expect["error"]["code"], str), case["id"]
+    sv.check_case_members(suite, CASES)
 
 
 def test_every_worked_example_is_a_vector() -> None:
-    tagged = {c["id"] for c in CASES if "worked-example" in c.get("tags", [])}
-    for number in range(1, 13):
-        assert any(i.startswith(f"cmp-a{number}-") for i in tagged), f"A-{number}"
+    sv.check_worked_examples(CASES, WORKED_EXAMPLES, tagged=True)
 
 
 def test_every_operation_has_a_case() -> None:
-    assert {c["operation"] for c in CASES} == set(suite.OPERATIONS)
+    sv.check_operations(suite, CASES)
 
 
 def test_compare_reports_differences() -> None:
-    assert suite.compare({"valid": True, "x": 1}, {"valid": True, "x": 2}) != ""
-    assert suite.compare({"valid": True, "x": True}, {"valid": True, "x": 1}) != ""
-    assert suite.compare({"valid": True, "x": 1}, {"valid": True}) != ""
-    assert suite.compare({"valid": False, "error": {"code": "A"}},
-                         {"valid": False, "error": {"code": "B"}}) != ""
-    assert suite.compare({"valid": False, "error": {"code": "A", "seq": 1}},
-                         {"valid": False, "error": {"code": "A", "seq": 2}}) != ""
-    assert suite.compare({"valid": False, "error": {"code": "A", "messageContains": "x"}},
-                         {"valid": False, "error": {"code": "A", "message": "y"}}) != ""
-    assert suite.compare({"valid": True}, {"valid": False, "error": {"code": "B"}}) != ""
-    assert suite.compare({"valid": True, "x": [1]}, {"valid": True, "x": [1], "y": 2}) == ""
+    sv.check_compare_reports_differences(suite)
 
 
 def test_unknown_operation_is_reported() -> None:
-    result = suite.reference("compaction.nope", {}, {})
-    assert result["valid"] is False
-    assert result["error"]["code"] == "UNKNOWN_OPERATION"
+    sv.check_unknown_operation(suite)

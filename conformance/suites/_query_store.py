@@ -8,18 +8,25 @@ Paths in inputs are relative to a fresh directory of the case.
   exist); result ``{"valid": true, "sessionId", "createdAt", "events": [...]}``.
 - ``query.config``: input ``{"config": {path, openAt, journalMode, defaultLimit, maxLimit,
   snippetChars, readWindowMax}}``; result ``{"valid": true}`` or ``INVALID_CONFIG``.
-- ``query.engine``: input ``{"config", "file"?: {"text" | "base64"}}`` (the content of the file
-  at ``config.path`` before the engine is made); the engine is created, then a sessions search
-  for ``"x"`` runs. Result ``{"valid": true, "create": null | {code, message}, "search": null
-  | {code, message}, "fileSha256": hex | null}`` (a step that did not run is absent).
+- ``query.engine``: input ``{"config", "file"?: {"text" | "base64"}, "dirs"?: [path...],
+  "links"?: {path: target}}`` (the content of the file at ``config.path``, directories and
+  symbolic links made before the engine is; a link's target is taken as written); the engine
+  is created, then a sessions search for ``"x"`` runs. Result ``{"valid": true, "create":
+  null | {code, message}, "search": null | {code, message}, "fileSha256": hex | null}`` (a
+  step that did not run is absent) and, when links were made, ``"tree"``: every path under
+  the case directory, sorted, with ``"dir"``, ``"file"`` or ``"link -> target"``.
 - ``query.schema``: a new index is created at ``input.path``; result ``{"valid": true,
   "tables", "strict", "indexState", "sessions", "docs"}`` read back from the SQLite file.
 - ``query.files``: input ``{"index": path, "steps": [...]}``; each step is ``{"write": {path:
   text | {"base64"}}}``, ``{"delete": path}``, ``{"chmod": {path: "0644"}}``, ``{"index":
-  [path...]}`` (result ``{"failed": [{"path", "code"}...]}``), ``{"search": request,
+  [path...]}`` (result ``{"failed": [{"path", "code"}...]}``, or ``{"error": code}`` when the
+  run is refused as a whole), ``{"search": request,
   "scope": "sessions" | "events", "next"?: true}`` (``next``: continue with the cursor of the
-  previous search; result ``{"ids" | "seqs", "more"}`` or ``{"error": code}``) or ``{"modes":
-  [path...]}`` (result ``{path: "0700"...}``). Result ``{"valid": true, "steps": [...]}``.
+  previous search; result ``{"ids" | "seqs", "more"}`` or ``{"error": code}``), ``{"modes":
+  [path...]}`` (result ``{path: "0700"...}``) or ``{"sql": statement}``: one SQL statement run
+  on the index file by another connection of the host (in autocommit mode) while the
+  implementation may hold the index open, as another process would; result the rows, each a
+  list of values. Result ``{"valid": true, "steps": [...]}``.
 """
 
 from __future__ import annotations
@@ -101,12 +108,28 @@ def _config_check(data: JsonObject) -> JsonObject:
     return {"valid": True}
 
 
+def _tree(root: Path) -> JsonObject:
+    out: JsonObject = {}
+    for path in sorted(root.rglob("*")):
+        name = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            out[name] = f"link -> {os.readlink(path)}"
+        else:
+            out[name] = "dir" if path.is_dir() else "file"
+    return out
+
+
 def _engine(data: JsonObject) -> JsonObject:
     with _directory() as root:
         raw = data["config"]
         target = root / str(raw.get("path", ""))
+        for relative in data.get("dirs", []):
+            (root / relative).mkdir(parents=True, exist_ok=True)
         if "file" in data:
             _put(root, str(raw["path"]), _content(data["file"]))
+        for relative, link_target in data.get("links", {}).items():
+            (root / relative).parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(str(link_target), root / relative)
         out: JsonObject = {"valid": True}
         engine: SessionSearchEngine | None = None
         try:
@@ -120,7 +143,9 @@ def _engine(data: JsonObject) -> JsonObject:
             if engine is not None:
                 engine.close()
         out["fileSha256"] = (hashlib.sha256(target.read_bytes()).hexdigest()
-                             if target.is_file() else None)
+                             if target.is_file() and not target.is_symlink() else None)
+        if "links" in data:
+            out["tree"] = _tree(root)
         return out
 
 
@@ -203,13 +228,25 @@ class _Program:
             return {p: f"{stat.S_IMODE((self.root / p).stat().st_mode):04o}"
                     for p in step["modes"]}
         if "index" in step:
-            report = self._engine().index_paths([self.root / p for p in step["index"]])
+            try:
+                report = self._engine().index_paths([self.root / p for p in step["index"]])
+            except SessionQueryError as exc:  # the whole run was refused
+                return {"error": exc.code}
             return {"failed": [{"path": Path(f.path).relative_to(self.root).as_posix(),
                                 "code": f.error.code if f.error else None}
                                for f in report.failed]}
         if "search" in step:
             return self._search(step)
+        if "sql" in step:
+            return self._sql(str(step["sql"]))
         raise ValueError(f"unknown query.files step {sorted(step)}")
+
+    def _sql(self, statement: str) -> list[list[Any]]:
+        conn = sqlite3.connect(self.root / self.index, isolation_level=None, timeout=10)
+        try:
+            return [list(row) for row in conn.execute(statement).fetchall()]
+        finally:
+            conn.close()
 
     def _search(self, step: JsonObject) -> JsonObject:
         request = dict(step["search"])

@@ -13,7 +13,10 @@ Operations:
   input ``{"format", "entries"}``, params = the options: any format id, known or not;
 - ``adapters.convert``: input ``{"from", "to", "payload"}``, params ``{"read"?, "write"?,
   "strict"?}``; result ``{"valid": true, "entries", "readLosses", "writeLosses", "kind",
-  "output"}``.
+  "output"}``;
+- ``adapters.register``: third-party adapters described in JSON, registered on a fresh
+  registry and called through it (:mod:`dshkit.conformance.suites._scripted_adapters`);
+  compared by :func:`compare_register`.
 
 ``compare`` is the adapters' comparison, plus for ``output``: ``outputSchema`` (a schema the
 output satisfies), ``outputMatch`` (``{pointer: value}``, each compared exactly) and
@@ -32,17 +35,17 @@ from dshkit import schemas
 from dshkit.adapters import REGISTRY as _REGISTRY
 from dshkit.adapters import AdapterError, convert
 
-from . import _adapters
+from . import _adapters, _scripted_adapters
 from ._adapters import operations
 
 SUITE = "adapter-dshkit"
 CAPABILITY = "adapter-dshkit"
 OPERATIONS = (*operations("dshkit"), "adapters.list", "adapters.adapt", "adapters.export",
-              "adapters.convert")
+              "adapters.convert", "adapters.register")
 CAPABILITIES = {
     "adapter-dshkit.registry": "the registry across formats: the list of adapters, unknown ids, "
                                "refusals as they leave the registry, conversions between "
-                               "formats",
+                               "formats, third-party adapters registered on a fresh registry",
 }
 #: format id -> the capability of its suite
 FORMAT_CAPABILITIES = {"mem0": "adapter-mem0", "hermes": "adapter-hermes",
@@ -78,6 +81,8 @@ def reference(operation: str, input: JsonObject, params: JsonObject) -> JsonObje
         if operation == "adapters.export":
             written = _REGISTRY.export(str(input.get("format")), input.get("entries"), params)
             return {"valid": True, **written.to_json()}
+        if operation == "adapters.register":
+            return _scripted_adapters.run(input)
         if operation == "adapters.convert":
             done = convert(str(input.get("from")), str(input.get("to")), input.get("payload"),
                            read_options=params.get("read"), write_options=params.get("write"),
@@ -131,7 +136,64 @@ def _own(expect: JsonObject, result: JsonObject) -> str:
     return ""
 
 
+def _error(where: str, want: JsonObject, got: Any) -> str:
+    """An expected refusal: ``code``, ``message`` (exact), ``messageStartsWith``, ``details``
+    (these members equal) and ``exactDetails`` (the whole details equal)."""
+    if not isinstance(got, dict):
+        return f"{where}: expected a refusal {want.get('code')}, got {_adapters._show(got)}"
+    if got.get("code") != want.get("code"):
+        return f"{where}: error code {got.get('code')!r}, expected {want.get('code')!r}"
+    message = str(got.get("message", ""))
+    if "message" in want and message != want["message"]:
+        return f"{where}: message {message!r}, expected {want['message']!r}"
+    if not message.startswith(str(want.get("messageStartsWith", ""))):
+        return f"{where}: message {message!r} does not start with {want['messageStartsWith']!r}"
+    found = got.get("details")
+    details: JsonObject = found if isinstance(found, dict) else {}
+    if "exactDetails" in want and details != want["exactDetails"]:
+        return f"{where}: details {_adapters._show(details)}, expected exactly " \
+               f"{_adapters._show(want['exactDetails'])}"
+    for key, value in want.get("details", {}).items():
+        if details.get(key) != value:
+            return f"{where}: details.{key} = {_adapters._show(details.get(key))}, expected " \
+                   f"{_adapters._show(value)}"
+    return ""
+
+
+def compare_register(expect: JsonObject, result: JsonObject) -> str:
+    """``adapters.register``: ``ids`` exactly; each of ``registered`` is ``null`` or an
+    expected refusal; each of ``calls`` is ``{"ok": true, "result"}`` (compared exactly,
+    losses without their messages) or ``{"ok": false, "error"}`` (an expected refusal)."""
+    if result.get("valid") is not True:
+        return f"expected a result, got {_adapters._show(result)}"
+    if "ids" in expect and result.get("ids") != expect["ids"]:
+        return f"ids = {_adapters._show(result.get('ids'))}, expected {expect['ids']}"
+    for key in ("registered", "calls"):
+        want, got = expect.get(key, []), result.get(key)
+        if not isinstance(got, list) or len(got) != len(want):
+            return f"{key}: expected {len(want)} answers, got {_adapters._show(got)}"
+        for index, (one, other) in enumerate(zip(want, got, strict=True)):
+            where = f"{key}[{index}]"
+            if key == "registered":
+                problem = "" if one is None and other is None else (
+                    f"{where}: expected the adapter to be registered, got "
+                    f"{_adapters._show(other)}" if one is None else _error(where, one, other))
+            elif not isinstance(other, dict) or other.get("ok") is not one["ok"]:
+                problem = f"{where}: expected ok={one['ok']}, got {_adapters._show(other)}"
+            elif one["ok"]:
+                problem = _adapters.compare({"valid": True, **one["result"]},
+                                            {"valid": True, **(other.get("result") or {})})
+                problem = f"{where}: {problem}" if problem else ""
+            else:
+                problem = _error(where, one["error"], other.get("error"))
+            if problem:
+                return problem
+    return ""
+
+
 def compare(expect: JsonObject, result: JsonObject) -> str:
+    if "registered" in expect:
+        return compare_register(expect, result)
     base = {k: v for k, v in expect.items() if k not in _OWN}
     problem = _adapters.compare(base, result)
     if problem:
@@ -149,5 +211,5 @@ def compare(expect: JsonObject, result: JsonObject) -> str:
     return _own(expect, result)
 
 
-__all__ = ["CAPABILITIES", "CAPABILITY", "OPERATIONS", "SUITE", "compare", "reference",
-           "requires"]
+__all__ = ["CAPABILITIES", "CAPABILITY", "OPERATIONS", "SUITE", "compare", "compare_register",
+           "reference", "requires"]

@@ -2,6 +2,15 @@
 API (``dshkit.reference.query``), including a real SQLite FTS5 index in a temporary
 directory for the ``query.search*`` and ``query.open`` operations.
 
+``query.search.detached`` (QRY-FLT-008) runs a paged search as a caller that keeps changing
+its own request: the request of ``input.request`` is passed to the first search; then every
+change of ``input.changes`` (``{"path": [member or index...], "value"}``) is made to the
+caller's objects in place (each container on the path keeps its identity; a list at the end
+of the path keeps its identity and gets the new items); only then are the first page's hits
+and cursor read, and the later pages are asked for with a fresh copy of the original request
+and the cursor. Result ``{"valid": true, "pages": [[ids or seqs]...]}``, which must be the
+pages of the original request.
+
 ``compare`` checks every member of ``expect`` for deep equality with the result; members the
 vector does not name are not compared. For refusals, every member of ``expect.error`` (the
 code, and for ``query.open`` the refusal ``reason``) must match.
@@ -10,6 +19,7 @@ code, and for ``query.open`` the refusal ``reason``) must match.
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import sqlite3
 import tempfile
@@ -75,6 +85,7 @@ OPERATIONS: tuple[str, ...] = (
     "query.search",
     "query.search.pages",
     "query.search.resume",
+    "query.search.detached",
     "query.open",
     "query.disabled",
     "query.tool.translate",
@@ -133,6 +144,35 @@ def _pages(data: JsonObject) -> JsonObject:
             if page.next_cursor is None:
                 return {"valid": True, "pages": pages}
             request["cursor"] = page.next_cursor
+
+
+def _change(target: Any, path: list[Any], value: Any) -> None:
+    """Set the member at ``path`` of the caller's object in place (QRY-FLT-008 vectors)."""
+    for step in path[:-1]:
+        target = target[step]
+    last = path[-1]
+    current = target[last] if isinstance(target, list) or last in target else None
+    if isinstance(current, list) and isinstance(value, list):
+        current[:] = copy.deepcopy(value)
+    else:
+        target[last] = copy.deepcopy(value)
+
+
+def _detached(data: JsonObject) -> JsonObject:
+    scope = "seqs" if data["scope"] == "events" else "ids"
+    original = copy.deepcopy(data["request"])
+    caller = copy.deepcopy(data["request"])
+    with _engine(data) as engine:
+        page = _search(engine, data, caller)
+        for change in data["changes"]:
+            _change(caller, change["path"], change["value"])
+        pages = [_hits(page, data["scope"])[scope]]
+        cursor = page.next_cursor
+        while cursor is not None:
+            page = _search(engine, data, {**copy.deepcopy(original), "cursor": cursor})
+            pages.append(_hits(page, data["scope"])[scope])
+            cursor = page.next_cursor
+        return {"valid": True, "pages": pages}
 
 
 def _resume(data: JsonObject) -> JsonObject:
@@ -256,6 +296,8 @@ def _run(operation: str, data: JsonObject, params: JsonObject) -> JsonObject:
         return _pages(data)
     if operation == "query.search.resume":
         return _resume(data)
+    if operation == "query.search.detached":
+        return _detached(data)
     if operation == "query.open":
         return _open(data)
     if operation == "query.disabled":

@@ -8,6 +8,14 @@ the closed set of REF-ERR-001. Three expectation members are not compared for eq
 result's ``size`` is at most this), ``statsInclude`` (these members of ``stats`` are equal)
 and ``conversationRoles`` (the roles of ``data.conversation``, in order).
 
+``reference.prepare-logs`` (REF-SCO-002) prepares a message from stored logs: the host writes
+``input.logs`` (``{file name: text | {"base64"}}``) into a fresh directory, reads each file as
+a host that serves references reads a stored session (read only, in the implementation's own
+way), and answers the implementation's reads with those sessions by id. It takes
+``targetId``, ``content`` and ``references`` as ``reference.prepare`` does. Its result (or its
+refusal) carries ``files``: every file in the directory afterwards with its content, which
+must be the logs as written.
+
 ``reference.prepare`` takes ``params.cancel``: the host cancels the preparation
 ``before-reads``, ``during-reads`` (the first read fails because of the cancellation) or
 ``after-reads`` (once the last read has returned). Its result carries ``reads``: the session
@@ -16,7 +24,10 @@ ids the host's resolver was asked for, sorted (reads may run in parallel).
 
 from __future__ import annotations
 
+import base64
 import json
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from dshkit.reference.problems import ProblemError
@@ -40,6 +51,7 @@ from dshkit.reference.projection import (
     truncate_with_notice,
 )
 from dshkit.reference.projection.errors import BUDGET_EXCEEDED, CODES
+from dshkit.reference.query import SessionQueryError, load_session
 
 SUITE = "session-reference"
 CAPABILITY = "session-reference"
@@ -51,6 +63,7 @@ OPERATIONS: tuple[str, ...] = (
     "reference.text.parse",
     "reference.normalize",
     "reference.prepare",
+    "reference.prepare-logs",
     "reference.retain",
     "reference.truncate",
     "reference.head-tail",
@@ -118,6 +131,50 @@ def _prepare(data: JsonObject, params: JsonObject) -> JsonObject:
     return out
 
 
+def _files(root: Path) -> JsonObject:
+    """Every file under ``root`` with its content (text, or ``{"base64"}`` when not UTF-8)."""
+    out: JsonObject = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        try:
+            out[path.relative_to(root).as_posix()] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            out[path.relative_to(root).as_posix()] = {
+                "base64": base64.b64encode(data).decode("ascii")}
+    return out
+
+
+def _prepare_logs(data: JsonObject, params: JsonObject) -> JsonObject:
+    with tempfile.TemporaryDirectory(prefix="dshkit-case-") as name:
+        root = Path(name)
+        for file_name, value in data["logs"].items():
+            raw = (base64.b64decode(value["base64"]) if isinstance(value, dict)
+                   else str(value).encode("utf-8"))
+            (root / file_name).write_bytes(raw)
+        snapshots: dict[str, SurfaceSnapshot] = {}
+        for file_name in data["logs"]:
+            try:
+                loaded = load_session(root / file_name)
+            except SessionQueryError:
+                continue  # a log that cannot be read is a session the host cannot serve
+            snapshots.setdefault(loaded.session_id,
+                                 snapshot_of_log(loaded.header, loaded.events))
+        resolver = snapshots_resolver(snapshots)
+        try:
+            prepared = prepare(data["targetId"], data.get("content", []),
+                               data.get("references", []), resolver, _config(params),
+                               new_id=lambda: "context")
+        except (SessionReferenceError, ProblemError) as exc:
+            return {**_refusal(exc), "files": _files(root)}
+        out: JsonObject = {"valid": True, "content": prepared.content, "context": None}
+        if prepared.additional_context is not None:
+            context = prepared.additional_context
+            out["context"] = {"role": context["role"], "source": context["source"]}
+            out["prompt"] = prepared.prompt
+        out["files"] = _files(root)
+        return out
+
+
 def _retain(data: JsonObject, params: JsonObject) -> JsonObject:
     retained = retain(SurfaceSnapshot.from_json(data["snapshot"]), data["label"],
                       params["maxBytes"])
@@ -161,6 +218,8 @@ def _run(operation: str, data: JsonObject, params: JsonObject) -> JsonObject:
         return {"valid": True, "references": [r.to_json() for r in refs]}
     if operation == "reference.prepare":
         return _prepare(data, params)
+    if operation == "reference.prepare-logs":
+        return _prepare_logs(data, params)
     if operation == "reference.retain":
         return _retain(data, params)
     if operation == "reference.truncate":
@@ -240,6 +299,10 @@ def compare(expect: JsonObject, result: JsonObject) -> str:
             if got.get(key) != value:
                 return f"error {key}: expected {value!r}, got {got.get(key)!r} " \
                        f"({got.get('message', '')})"
+        for key, value in expect.items():  # what a refusal leaves behind (files)
+            if key not in ("valid", "error") and not _equal(result.get(key), value):
+                return f"{key}: expected {json.dumps(value, ensure_ascii=False)[:300]}, got " \
+                       f"{json.dumps(result.get(key), ensure_ascii=False)[:300]}"
         return ""
     bounded = _bounded(expect, result)
     if bounded:

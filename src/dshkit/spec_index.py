@@ -9,6 +9,15 @@ The level of a requirement is the first of ``MUST NOT``, ``MUST``, ``SHALL``, ``
 ``SHOULD``, ``MAY`` that appears in its paragraph (outside inline code). A paragraph with no
 such keyword, or an id defined twice, is an error.
 
+A requirement about the ``dshkit`` tool itself (its command line or its Python distribution)
+rather than about what an implementation of the formats does has the **scope** ``tool``: its
+id group is ``CLI`` or ``PKG`` and its anchor carries the class ``.tool``::
+
+    **QRY-CLI-001**{#QRY-CLI-001 .tool} *Exit status.* `dshkit query` MUST exit ...
+
+Every other requirement has the scope ``implementation``. A ``.tool`` class on another group,
+a ``CLI``/``PKG`` id without it, or any other class is an error.
+
 Run ``python -m dshkit.spec_index [--check] [spec_dir] [out_json]`` to write
 ``spec/requirements.json``, or with ``--check`` to fail (exit status 1) when it is stale.
 """
@@ -32,10 +41,18 @@ LEVELS: tuple[str, ...] = ("MUST NOT", "MUST", "SHALL", "SHOULD NOT", "SHOULD", 
 _ID = r"[A-Z]{2,4}-[A-Z]{2,5}-\d{3}"
 _START = re.compile(rf"^\*\*(?P<id>{_ID})\*\*\{{#")
 _DEFINITION = re.compile(
-    rf"^\*\*(?P<id>{_ID})\*\*\{{#(?P<anchor>[^}}\s]+)\}}[ \t]+"
-    r"\*(?P<title>[^*\n]+?)\*(?P<dot>\.?)[ \t]*(?P<text>.*)\Z",
+    rf"^\*\*(?P<id>{_ID})\*\*\{{#(?P<anchor>[^}}\s]+)(?P<classes>(?:[ \t]+\.[a-z][a-z-]*)*)"
+    r"[ \t]*\}[ \t]+\*(?P<title>[^*\n]+?)\*(?P<dot>\.?)[ \t]*(?P<text>.*)\Z",
     re.DOTALL,
 )
+#: Requirement scopes: ``implementation`` (the default: what an implementation of the formats
+#: and behaviours must do, checked by the conformance kit) and ``tool`` (the ``dshkit``
+#: command line and Python distribution themselves, checked by dshkit's own test suite),
+#: marked by the class ``.tool`` on the anchor: ``**ADP-CLI-001**{#ADP-CLI-001 .tool}``.
+SCOPES: tuple[str, ...] = ("implementation", "tool")
+#: The id groups that name the tool: ``CLI`` (a ``dshkit`` command) and ``PKG`` (packaging).
+#: A requirement is tool-scoped exactly when its group is one of these (CNF-SCO-001).
+TOOL_GROUPS: tuple[str, ...] = ("CLI", "PKG")
 _KEYWORD = re.compile(r"\b(MUST\s+NOT|MUST|SHALL|SHOULD\s+NOT|SHOULD|MAY)\b")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(?P<text>.*?)[ \t]*#*[ \t]*$")
@@ -58,6 +75,7 @@ class Requirement:
     section: str
     file: str
     text: str
+    scope: str = "implementation"
 
     @property
     def anchor(self) -> str:
@@ -116,6 +134,25 @@ def _level(paragraph: str) -> str | None:
     return _WHITESPACE.sub(" ", match.group(1))
 
 
+def _scope(req_id: str, classes: str, where: str) -> str:
+    """The scope given by the anchor's classes; only ``.tool`` is known, and it goes with the
+    tool id groups and only with them."""
+    names = [c.lstrip(".") for c in classes.split()]
+    unknown = [n for n in names if n != "tool"]
+    if unknown:
+        raise SpecIndexError(f"{where}: requirement {req_id} has unknown class(es) "
+                             f"{', '.join('.' + n for n in unknown)}; the only class is .tool")
+    tool = "tool" in names
+    group = req_id.split("-")[1]
+    if tool and group not in TOOL_GROUPS:
+        raise SpecIndexError(f"{where}: requirement {req_id} is marked .tool, but only the id "
+                             f"groups {', '.join(TOOL_GROUPS)} name the dshkit tool")
+    if group in TOOL_GROUPS and not tool:
+        raise SpecIndexError(f"{where}: requirement {req_id} names the dshkit tool (group "
+                             f"{group}) and needs the class .tool: {{#{req_id} .tool}}")
+    return "tool" if tool else "implementation"
+
+
 def parse_requirements(markdown_text: str, source: str) -> list[Requirement]:
     """Parse the requirement paragraphs of one Markdown document, in document order.
 
@@ -163,7 +200,7 @@ def parse_requirements(markdown_text: str, source: str) -> list[Requirement]:
         text = _WHITESPACE.sub(" ", match.group("text")).strip()
         requirements.append(
             Requirement(id=req_id, title=title, level=level, section=section, file=source,
-                        text=text)
+                        text=text, scope=_scope(req_id, match.group("classes"), where))
         )
     return requirements
 
@@ -209,6 +246,7 @@ def index_document(reqs: Sequence[Requirement]) -> dict[str, Any]:
                 "section": req.section,
                 "file": req.file,
                 "anchor": req.anchor,
+                "scope": req.scope,
             }
             for req in reqs
         ],

@@ -5,6 +5,9 @@ Usage: ``python broken_harness.py MODE [CASE_ID]``, where MODE is
 - ``surface``: the fold ignores replacements (shadowed nodes stay current);
 - ``closers``: repair closers get the wrong seq numbers;
 - ``budgets``: memory budgets are not enforced (a refused write is reported as a success);
+- ``retain``: a retained reference that cut a text counts one omitted byte too many;
+- ``cuts``: a compaction checkpoint's span is stretched to end inside a structural unit (after
+  an assistant message whose tool calls are not all answered yet);
 - ``crash``: the process exits in the middle of case CASE_ID;
 - ``hang``: the process never answers case CASE_ID;
 - ``garbage``: a line that is not JSON instead of the answer to CASE_ID;
@@ -13,6 +16,7 @@ Usage: ``python broken_harness.py MODE [CASE_ID]``, where MODE is
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import time
@@ -22,8 +26,10 @@ from typing import Any
 from dshkit.conformance.harness_server import serve
 from dshkit.conformance.interface import Approver, JsonObject
 from dshkit.conformance.reference_impl import ReferenceImplementation
+from dshkit.reference.compaction import LogView, is_checkpoint_event
 
-MODES = ("surface", "closers", "budgets", "crash", "hang", "garbage", "noisy")
+MODES = ("surface", "closers", "budgets", "retain", "cuts", "crash", "hang", "garbage",
+         "noisy")
 
 
 class Broken:
@@ -56,6 +62,8 @@ class Broken:
             sys.stderr.write(f"noise from {case['id']}\n")
             sys.stderr.flush()
         result = self.reference.run(case["operation"], case["input"], case["params"], approver)
+        if self.mode == "cuts" and case["operation"] == "compaction.plan":
+            return _stretch(case["input"], result)
         return self.damage(case["operation"], result)
 
     def damage(self, operation: str, result: JsonObject) -> JsonObject:
@@ -68,6 +76,11 @@ class Broken:
         elif self.mode == "closers" and operation == "repair" and result.get("closers"):
             result = dict(result)
             result["closers"] = [{**c, "seq": c["seq"] + 1} for c in result["closers"]]
+        elif self.mode == "retain" and operation == "reference.retain" and any(
+                "\n[\u2026 omitted " in str(m.get("text")) for m in
+                result["data"]["conversation"]):
+            stats = {**result["stats"], "omittedBytes": result["stats"]["omittedBytes"] + 1}
+            result = {**result, "stats": stats}
         elif self.mode == "budgets" and operation == "memory.calls":
             steps = []
             for step in result["steps"]:
@@ -76,6 +89,25 @@ class Broken:
                 steps.append(step)
             result = {**result, "steps": steps}
         return result
+
+
+def _stretch(data: JsonObject, result: JsonObject) -> JsonObject:
+    """The plan with its first checkpoint's span ending at an unbalanced cut, when there is one
+    at or after the span's start."""
+    if not result.get("valid"):
+        return result
+    events = copy.deepcopy(result["events"])
+    bounds = LogView.of(data["events"]).boundaries()
+    for event in events:
+        if is_checkpoint_event(event):
+            op = event["surfaceOp"]
+            first = bounds.index(op["start"])
+            inside = [i for i in range(first, len(bounds.seqs)) if not bounds.cuts[i + 1]]
+            if inside:
+                op["end"] = bounds.seqs[inside[0]]
+                return {**result, "events": events}
+            break
+    return result
 
 
 def main(argv: Sequence[str]) -> int:
