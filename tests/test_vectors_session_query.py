@@ -45,3 +45,7 @@ def test_every_worked_example_is_a_vector() -> None:
 
 def test_compare_reports_differences() -> None:
     sv.check_compare_reports_differences(suite)
+
+
+def test_unknown_operation_is_reported() -> None:
+    sv.check_unknown_operation(suite)

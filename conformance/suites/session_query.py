@@ -315,7 +315,8 @@ def _run(operation: str, data: JsonObject, params: JsonObject) -> JsonObject:
                                                              capped=data.get("capped", False))}
     if operation in _query_store.OPERATIONS:
         return _query_store.run(operation, data)
-    raise ValueError(f"unknown operation {operation!r}")
+    return {"valid": False, "error": {"code": "UNKNOWN_OPERATION",
+                                      "message": f"unknown operation {operation!r}"}}
 
 
 def reference(operation: str, input: JsonObject, params: JsonObject) -> JsonObject:

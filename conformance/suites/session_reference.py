@@ -239,7 +239,8 @@ def _run(operation: str, data: JsonObject, params: JsonObject) -> JsonObject:
                 "maxReferenceBytes": config.max_reference_bytes}
     if operation == "reference.candidates":
         return _candidates(data)
-    raise ValueError(f"unknown operation {operation!r}")
+    return {"valid": False, "error": {"code": "UNKNOWN_OPERATION",
+                                      "message": f"unknown operation {operation!r}"}}
 
 
 def _refusal(exc: SessionReferenceError | ProblemError) -> JsonObject:
