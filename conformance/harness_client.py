@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import queue
+import select
 import signal
 import subprocess
 import threading
@@ -73,8 +74,11 @@ class _Process:
     def send(self, message: JsonObject) -> None:
         assert self.proc.stdin is not None
         data = json.dumps(message, ensure_ascii=True, separators=(",", ":")) + "\n"
-        self.proc.stdin.write(data.encode("ascii"))
-        self.proc.stdin.flush()
+        # a harness that has exited is noticed by the next receive (end of its output), so
+        # that the case is reported as errored, not the run as crashed
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.proc.stdin.write(data.encode("ascii"))
+            self.proc.stdin.flush()
 
     def receive(self, deadline: float) -> object:
         """The next line (bytes), ``_EOF``, or ``None`` at the deadline."""
@@ -87,10 +91,23 @@ class _Process:
             return None
 
     def take_stderr(self) -> str:
+        self._settle_stderr()
         with self.lock:
             text = "".join(self.stderr)
             self.stderr.clear()
         return text
+
+    def _settle_stderr(self, limit: float = 0.05) -> None:
+        """Let the reader thread catch up with what the harness wrote to stderr before its
+        answer: a harness writes its case's noise first, but the thread may not have read it
+        yet when the answer arrives on stdout (a busy machine)."""
+        assert self.proc.stderr is not None
+        stop = time.monotonic() + limit
+        with contextlib.suppress(OSError, ValueError):  # closed pipe: nothing left to wait for
+            while (select.select([self.proc.stderr], [], [], 0)[0]
+                   and time.monotonic() < stop):
+                time.sleep(0.001)
+        time.sleep(0.001)
 
     def kill(self) -> None:
         if self.proc.poll() is None:
