@@ -351,5 +351,8 @@ def console_lines(report: Mapping[str, Any], verbose: bool = False) -> list[str]
                  f"{summary['not_applicable']} not applicable, {summary['expected_failures']} "
                  f"expected failures, {len(summary['stale_baseline'])} stale baseline entries")
     unsuccessful = summary["failed"] + summary["errored"] + summary["skipped"]
-    lines.append(f"{summary['passed']} passed, {unsuccessful} failed")
+    expected = summary["expected_failures"]
+    lines.append(f"{summary['passed']} passed, {unsuccessful} failed" + (
+        f" ({expected} expected by the baseline, {unsuccessful - expected} unexpected)"
+        if expected else ""))
     return lines
