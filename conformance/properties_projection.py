@@ -61,7 +61,11 @@ def retention_requests(draw: st.DrawFn) -> JsonObject:
     """``{"snapshot", "label", "maxBytes"}``: one ``reference.retain`` request."""
     snapshot = draw(surface_snapshots())
     label = draw(st.sampled_from(LABELS))
-    budget = draw(st.integers(1, _full_size(snapshot, label) + 20))
+    full = _full_size(snapshot, label)
+    # half the budgets fall in the top third, where retention cuts a message mid-text more
+    # often than it drops whole ones (about 9 % of requests instead of 3 %)
+    budget = draw(st.one_of(st.integers(1, full + 20),
+                            st.integers(max(1, full * 2 // 3), max(1, full))))
     return {"snapshot": snapshot, "label": label, "maxBytes": budget}
 
 
