@@ -34,7 +34,8 @@ from .runner import run_case
 from .vectors import Case, case_from_json, format_json
 
 __all__ = ["PROPERTY_STATUSES", "SPEC_VERSION", "Probe", "case_id", "check",
-           "counterexample_file", "generated_case", "not_applicable"]
+           "counterexample_file", "generated_case", "not_applicable",
+           "reference_case"]
 
 SPEC_VERSION = "0.1.0"
 PROPERTY_STATUSES = ("passed", "failed", "errored", "not_applicable")
@@ -64,6 +65,17 @@ def generated_case(raw: JsonObject, *, suite: str, prefix: str, description: str
     full = {"id": case_id(prefix, meaning), "description": description, **raw,
             "tags": ["generated", "counterexample"]}
     return case_from_json(full, suite=suite, file="generated")
+
+
+def reference_case(reference: Callable[[str, JsonObject, JsonObject], JsonObject],
+                   operation: str, data: JsonObject, params: JsonObject, *,
+                   requirements: Sequence[str], suite: str, prefix: str,
+                   description: str) -> Case:
+    """:func:`generated_case` for one operation, expecting exactly what the reference
+    (a suite's ``reference`` function) answers."""
+    raw = {"operation": operation, "input": data, "params": params,
+           "expect": reference(operation, data, params), "requirements": list(requirements)}
+    return generated_case(raw, suite=suite, prefix=prefix, description=description)
 
 
 def counterexample_file(case: Case, detail: str) -> str:

@@ -27,7 +27,7 @@ from dshkit.reference.compaction import CompactionError, LogView, is_checkpoint_
 from dshkit.reference.problems import ProblemError
 
 from .interface import Implementation, JsonObject
-from .propcheck import Probe, check, generated_case
+from .propcheck import Probe, check, reference_case
 from .strategies_compaction import compactable_logs, summary_texts
 
 __all__ = ["REQUIREMENTS", "compaction_boundary_check", "plan_check", "plan_requests"]
@@ -115,12 +115,9 @@ def plan_check(events: list[Any]) -> Any:
 def _probe(request: JsonObject) -> list[Probe]:
     from .suites.compaction import reference
 
-    data, params = {"events": request["events"]}, request["params"]
-    raw = {"operation": "compaction.plan", "input": data, "params": params,
-           "expect": reference("compaction.plan", data, params),
-           "requirements": list(REQUIREMENTS)}
-    case = generated_case(raw, suite="compaction", prefix="cmp",
-                          description="A generated log and trigger on which an "
+    case = reference_case(reference, "compaction.plan", {"events": request["events"]},
+                          request["params"], requirements=REQUIREMENTS, suite="compaction",
+                          prefix="cmp", description="A generated log and trigger on which an "
                           "implementation's compaction plan broke the compaction-boundary "
                           "property or disagreed with the reference (shrunk by hypothesis).")
     return [Probe(case, plan_check(request["events"]))]

@@ -37,7 +37,7 @@ from dshkit.reference.projection import (
 from dshkit.reference.projection.projection import ProjectedItem
 
 from .interface import Implementation, JsonObject
-from .propcheck import Probe, check, generated_case
+from .propcheck import Probe, check, reference_case
 from .strategies_projection import surface_snapshots
 
 __all__ = ["REQUIREMENTS", "projection_budget_check", "retention_check", "retention_requests"]
@@ -149,11 +149,9 @@ def _probe(request: JsonObject) -> list[Probe]:
     from .suites.session_reference import reference
 
     data = {"snapshot": request["snapshot"], "label": request["label"]}
-    params = {"maxBytes": request["maxBytes"]}
-    raw = {"operation": "reference.retain", "input": data, "params": params,
-           "expect": reference("reference.retain", data, params),
-           "requirements": list(REQUIREMENTS)}
-    case = generated_case(raw, suite="session-reference", prefix="ref",
+    case = reference_case(reference, "reference.retain", data,
+                          {"maxBytes": request["maxBytes"]}, requirements=REQUIREMENTS,
+                          suite="session-reference", prefix="ref",
                           description="A generated snapshot and budget on which an "
                           "implementation's retention broke the projection-budget property "
                           "or disagreed with the reference (shrunk by hypothesis).")

@@ -9,12 +9,11 @@ import json
 import os
 import sqlite3
 import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from hardening import samples
+from memory_support import umask
 
 from dshkit.cli import main
 from dshkit.reference.memory import MemoryProtocolError, open_provider
@@ -26,13 +25,6 @@ from dshkit.reference.session.writer import append_events, create_log
 WRITE = {"agent": {"session": {"id": "files", "header": {"cwd": "/ws/f"}}}}
 
 
-@contextmanager
-def umask(value: int) -> Iterator[None]:
-    old = os.umask(value)
-    try:
-        yield
-    finally:
-        os.umask(old)
 
 
 def mode(path: Path) -> int:

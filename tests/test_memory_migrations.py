@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memory_support import WRITE, Json, make_write, open_store, raises_code
+from memory_support import WRITE, Json, make_write, open_store, raises_code, umask
 
 from dshkit.conformance.memory_model import replay
 from dshkit.reference.memory import store as store_module
@@ -312,13 +312,6 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-@contextmanager
-def umask(value: int) -> Iterator[None]:
-    old = os.umask(value)
-    try:
-        yield
-    finally:
-        os.umask(old)
 
 
 @pytest.mark.parametrize("mask", [0o000, 0o022])

@@ -27,7 +27,6 @@ from dshkit.reference.session.reader import DeferredRun, LogReader
 from dshkit.reference.session.single_pass import validate_and_fold
 from dshkit.reference.session.validation import session_batches, validate_path
 
-BACKEND = jsonparse.backend()
 HEADER = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
 Event = dict[str, Any]
 
@@ -136,12 +135,9 @@ def test_handback_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(reader_module, "_RUN", run)
     path = tmp_path / "log.jsonl"
     path.write_bytes(DAMAGED[name] if form == "plain" else _zstd(DAMAGED[name]))
-    jsonparse.use("json")  # no fast parser: every line is read on its own, the reference
-    try:
+    with jsonparse.using("json"):  # no fast parser: every line is read on its own, the reference
         line_by_line = {level: _validate(path, level, False) for level in Level}
         fold_line_by_line = _fold(path, False)
-    finally:
-        jsonparse.use(BACKEND)
     for level in Level:
         assert _validate(path, level, True) == line_by_line[level], level
         assert _validate(path, level, False) == line_by_line[level], level

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +25,6 @@ from dshkit.reference.session.validation import validate_path
 
 HAVE_ORJSON = jsonparse._ORJSON is not None
 BACKENDS = ["json", "orjson"] if HAVE_ORJSON else ["json"]
-
-
-@contextmanager
-def backend(name: str) -> Iterator[None]:
-    previous = jsonparse.backend()
-    jsonparse.use(name)
-    try:
-        yield
-    finally:
-        jsonparse.use(previous)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -72,7 +60,7 @@ def outcome(parse: Any, raw: bytes) -> tuple[str, Any]:
 def assert_agree(raw: bytes) -> None:
     exact = outcome(jsonparse.exact_loads, raw)
     for name in BACKENDS:
-        with backend(name):
+        with jsonparse.using(name):
             got = outcome(jsonparse.loads_line, raw)
         assert got[0] == exact[0], (raw, name, got, exact)
         if got[0] == "value":
@@ -117,11 +105,11 @@ def test_known_lossless_verdicts() -> None:
                       (b"\xef\xbb\xbf{}", "JSON_BOM"), (b'"\xff"', "JSON_INVALID_UTF8"),
                       (b"1 2", "JSON_SYNTAX"), (b"[" * 5000, "JSON_TOO_DEEP")]:
         for name in BACKENDS:
-            with backend(name), pytest.raises(ProblemError) as caught:
+            with jsonparse.using(name), pytest.raises(ProblemError) as caught:
                 jsonparse.loads_line(raw)
             assert caught.value.problem.code == code, (raw, name)
     for name in BACKENDS:
-        with backend(name):
+        with jsonparse.using(name):
             assert jsonparse.loads_line(b"18446744073709551617") == 18446744073709551617
             assert jsonparse.loads_line(b'"\\ud800"') == "\ud800"
             assert list(jsonparse.loads_line(b'{"b":1,"a":2,"b":3}').items()) == [("b", 3),
@@ -143,7 +131,7 @@ def test_guard_finds_the_risky_spots() -> None:
 
 def test_backend_selection() -> None:
     assert jsonparse.backend() == ("orjson" if HAVE_ORJSON else "json")
-    with backend("json"):
+    with jsonparse.using("json"):
         assert jsonparse.fast_loads() is None
         assert jsonparse.loads_line(b'{"a":[1,2.5,null]}') == {"a": [1, 2.5, None]}
     with pytest.raises(ValueError):
@@ -198,7 +186,7 @@ def test_a_log_reads_the_same_with_either_backend(tmp_path_factory: pytest.TempP
     path.write_bytes("\n".join(events).encode("utf-8", "surrogatepass") + b"\n")
     results = []
     for name in BACKENDS:
-        with backend(name):
+        with jsonparse.using(name):
             results.append((_read(path), validate_path(path, Level.LOAD),
                             validate_path(path, Level.APPEND), fold_path(path)))
     for other in results[1:]:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hardening.crash import index_contents
 
 from dshkit.reference.query import SessionSearchEngine
 
@@ -63,15 +63,7 @@ def _spawn(db: Path, logs: Path, stop_at: int, journal: str) -> subprocess.Popen
 
 def _check_integrity(db: Path, expected: dict[str, int]) -> dict[str, int]:
     """The index is intact and every session in it is complete; returns its sessions."""
-    conn = sqlite3.connect(db)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        conn.execute("INSERT INTO docs(docs) VALUES ('integrity-check')")
-        rows = dict(conn.execute("SELECT id, events FROM sessions").fetchall())
-        counts = dict(conn.execute(
-            "SELECT session_id, count(*) FROM docs GROUP BY session_id").fetchall())
-    finally:
-        conn.close()
+    rows, counts = index_contents(db)
     assert counts == rows  # no documents without their session row, no partial session
     for sid, count in rows.items():
         assert expected[sid] == count

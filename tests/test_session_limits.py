@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,16 +47,6 @@ def _nested(depth: int) -> Any:
 
 def _codes(path: Path, level: Level) -> list[str]:
     return [p.code for p in validate_path(path, level).errors]
-
-
-@contextmanager
-def _backend(name: str) -> Iterator[None]:
-    previous = jsonparse.backend()
-    jsonparse.use(name)
-    try:
-        yield
-    finally:
-        jsonparse.use(previous)
 
 
 # -- line length --------------------------------------------------------------------------------
@@ -146,7 +134,7 @@ def test_the_depth_limit_is_the_same_for_both_parsers(tmp_path: Path, backend: s
             event["data"]["pad"] = padding
             path = tmp_path / "log.jsonl"
             path.write_bytes(_log(_event(0), event, *(_event(s) for s in range(2, 80))))
-            with _backend(backend), limits.override(max_json_depth=limit):
+            with jsonparse.using(backend), limits.override(max_json_depth=limit):
                 codes = _codes(path, Level.SEED)
                 load = validate_and_fold(path).validation
             deep = total > limit

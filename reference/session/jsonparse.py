@@ -26,7 +26,8 @@ risky text through, so both parsers give the same values, verdicts and error cod
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .. import limits
@@ -76,6 +77,17 @@ def use(name: str) -> None:
         _backend = _ORJSON
     else:
         raise ValueError(f"unknown JSON backend {name!r}")
+
+
+@contextmanager
+def using(name: str) -> Iterator[None]:
+    """:func:`use` for a ``with`` block; the parser in use before is restored after it."""
+    previous = backend()
+    use(name)
+    try:
+        yield
+    finally:
+        use(previous)
 
 
 def fast_loads() -> FastLoads | None:

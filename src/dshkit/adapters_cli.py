@@ -85,6 +85,13 @@ def add_parser(sub: Any) -> None:
     _common(exp)
 
     conv = ops.add_parser("convert", help="convert a file from one format to another")
+    _convert_arguments(conv)
+    _options(conv, "--read-option", "read_options")
+    _options(conv, "--write-option", "write_options")
+
+
+def _convert_arguments(conv: argparse.ArgumentParser) -> None:
+    """The arguments ``dshkit adapt convert`` and its alias ``dshkit convert`` share."""
     conv.add_argument("--from", dest="source", required=True, choices=FORMATS, metavar="FMT")
     conv.add_argument("--to", dest="target_format", required=True, choices=FORMATS,
                       metavar="FMT")
@@ -92,8 +99,6 @@ def add_parser(sub: Any) -> None:
     conv.add_argument("-o", "--output", metavar="OUTPUT")
     conv.add_argument("--json", action="store_true")
     conv.add_argument("--strict", action="store_true", help="refuse any loss")
-    _options(conv, "--read-option", "read_options")
-    _options(conv, "--write-option", "write_options")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -476,13 +481,7 @@ def add_convert_alias(sub: Any) -> None:
     """``dshkit convert --from FMT --to FMT INPUT`` (the same as ``dshkit adapt convert``)."""
     conv = sub.add_parser("convert", help="convert a memory file between formats (mem0, hermes, "
                           "hermes-bullets, claude-md, mcp-graph, dshkit)")
-    conv.add_argument("--from", dest="source", required=True, choices=FORMATS, metavar="FMT")
-    conv.add_argument("--to", dest="target_format", required=True, choices=FORMATS,
-                      metavar="FMT")
-    conv.add_argument("path", metavar="INPUT")
-    conv.add_argument("-o", "--output", metavar="OUTPUT")
-    conv.add_argument("--json", action="store_true")
-    conv.add_argument("--strict", action="store_true", help="refuse any loss")
+    _convert_arguments(conv)
 
 
 def run_convert_alias(args: argparse.Namespace) -> int:

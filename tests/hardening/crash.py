@@ -208,7 +208,9 @@ def _corpus_step(logs: Path, rnd: random.Random) -> None:
         existing.pop(rnd.randrange(len(existing))).unlink()
 
 
-def _index_counts(db: Path) -> dict[str, int]:
+def index_contents(db: Path) -> tuple[dict[str, int], dict[str, int]]:
+    """Checks the index file's integrity (SQLite's and FTS5's); returns the event count of
+    each session row and the document count of each session."""
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -218,6 +220,11 @@ def _index_counts(db: Path) -> dict[str, int]:
             "SELECT session_id, count(*) FROM docs GROUP BY session_id").fetchall())
     finally:
         conn.close()
+    return rows, counts
+
+
+def _index_counts(db: Path) -> dict[str, int]:
+    rows, counts = index_contents(db)
     assert counts == {k: v for k, v in rows.items() if v}, "partial session in the index"
     return {str(k): int(v) for k, v in rows.items()}
 

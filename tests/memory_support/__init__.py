@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -128,3 +129,13 @@ class RecordingGate:
         if isinstance(answer, BaseException):
             raise answer
         return answer
+
+
+@contextmanager
+def umask(value: int) -> Iterator[None]:
+    """The process umask set to ``value`` for a block (file-mode tests)."""
+    old = os.umask(value)
+    try:
+        yield
+    finally:
+        os.umask(old)
