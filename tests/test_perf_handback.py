@@ -21,11 +21,11 @@ from dshkit.reference.session.pipeline import (
     SessionChecker,
     run_all_batches,
     run_all_outcome,
-    run_batches,
 )
 from dshkit.reference.session.reader import DeferredRun, LogReader
+from dshkit.reference.session.runlog import run_log, session_batches
 from dshkit.reference.session.single_pass import validate_and_fold
-from dshkit.reference.session.validation import session_batches, validate_path
+from dshkit.reference.session.validation import validate_path
 
 HEADER = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
 Event = dict[str, Any]
@@ -102,11 +102,8 @@ def _validate(path: Path, level: Level, handback: bool) -> Any:
 
 
 def _fold(path: Path, handback: bool) -> FoldReport:
-    reader = LogReader(path, tolerate_torn_tail=True)
-    checker = SessionChecker(fold_checks(True))
-    problem = run_batches(checker, session_batches(reader, checker, None, handback=handback))
-    return fold_report(str(path), checker, problem, True, reader.result.torn,
-                       reader.result.header)
+    return fold_report(run_log(path, checks=fold_checks(True), closers="append",
+                               handback=handback))
 
 
 def _zstd(text: bytes) -> bytes:

@@ -19,7 +19,8 @@ from typing import Any
 
 from ..problems import ProblemError
 from ..session.levels import Level
-from ..session.reader import FORM_JSON_ARRAY, LogReader
+from ..session.reader import FORM_JSON_ARRAY
+from ..session.runlog import LogRun, run_log
 from ..session.validation import validate_events
 from ..session.writer import append_events, atomic_replace_copy
 from .brackets import check_brackets
@@ -51,28 +52,24 @@ def _stamp(path: Path) -> tuple[int, int]:
     return info.st_size, info.st_mtime_ns
 
 
-def read_log(path: str | Path) -> tuple[list[Event], LogReader]:
+def read_log(path: str | Path) -> tuple[list[Event], LogRun]:
     """The stored events of a log file, refusing a torn tail and an invalid log."""
-    reader = LogReader(path, tolerate_torn_tail=True)
-    try:
-        events = [item.event for item in reader]
-    except ProblemError as exc:
+    run = run_log(path, checks=Level.INVARIANTS, every_problem=True, keep=True)
+    if run.unreadable is not None:
+        problem = run.unreadable
         raise CompactionError("CMP_LOG_UNREADABLE", "CMP-APP-001",
-                              f"cannot read {path}: {exc.problem.code}: {exc.problem.message}",
-                              session=exc.problem.code) from None
-    if reader.result.torn is not None:
+                              f"cannot read {path}: {problem.code}: {problem.message}",
+                              session=problem.code)
+    if run.torn is not None:
         raise CompactionError("CMP_LOG_TORN", "CMP-APP-001",
                               f"{path} ends in a torn tail; run `dshkit repair --write` first")
-    header = reader.result.header
-    session_id = str(header["id"]) if header and "id" in header else "session"
-    report = validate_events(events, Level.INVARIANTS, session_id=session_id)
-    if not report.valid:
-        problem = report.errors[0]
+    if run.problems:
+        problem = run.problems[0]
         raise CompactionError("CMP_LOG_INVALID", "CMP-APP-001",
                               f"{path} is not valid at level invariants: {problem.code} at seq "
                               f"{problem.seq}: {problem.message}", session=problem.code,
                               seq=problem.seq)
-    return events, reader
+    return list(run.kept or ()), run
 
 
 def apply_to_path(path: str | Path, planner: Planner, *, write: bool = False,
@@ -86,7 +83,7 @@ def apply_to_path(path: str | Path, planner: Planner, *, write: bool = False,
         raise CompactionError("CMP_NOT_WRITABLE", "CMP-APP-003",
                               "standard input cannot be written; use --output with a file")
     stamp = _stamp(source) if str(path) != "-" else None
-    events, reader = read_log(path)
+    events, run = read_log(path)
     planned = planner(events)
     report = ApplyReport(path=str(path), plan=planned, events=len(events))
     if planned.outcome not in ("compacted", "pruned"):
@@ -105,18 +102,18 @@ def apply_to_path(path: str | Path, planner: Planner, *, write: bool = False,
     check_brackets(combined)
     if not write and output is None:
         return report
-    if reader.result.form == FORM_JSON_ARRAY:
+    if run.form == FORM_JSON_ARRAY:
         raise CompactionError("CMP_NOT_WRITABLE", "CMP-APP-003",
                               "only a JSONL or zstd log can be appended to; this is a JSON array")
     if write:
         if stamp is not None and _stamp(source) != stamp:
             raise CompactionError("CMP_LOG_CHANGED", "CMP-APP-004",
                                   f"{path} changed while the plan was made; nothing was written")
-        _append(source, planned.events, reader.result.compressed)
+        _append(source, planned.events, run.compressed)
         report.written = str(source)
         return report
     assert output is not None
-    _publish_copy(source, Path(output), planned.events, reader.result.compressed)
+    _publish_copy(source, Path(output), planned.events, run.compressed)
     report.written = str(output)
     return report
 

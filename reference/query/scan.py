@@ -12,25 +12,20 @@ folded once.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
-from ..problems import ProblemError
-from ..session.levels import Checks
-from ..session.pipeline import Batch, SessionChecker, run_batches
-from ..session.reader import LogReader
+from ..session.runlog import run_log
 from ..session.surface import SurfaceFold
-from ..session.validation import session_batches
 from .documents import Document, build_documents
 from .extract import EXTRACTORS
-from .source import LoadedSession, map_problem, session_id_for_path, synthesize_header
+from .source import LOAD_CHECKS, LoadedSession, map_problem, session_id_for_path, synthesize_header
 
 Event = dict[str, Any]
-LOAD_CHECKS = Checks(envelope_and_shapes=True, invariants=False, storage=True, repair=False)
 TITLE = "session/title"
 #: The event types the index reads: those with searchable text, and the title.
 _WANTED = frozenset({*EXTRACTORS, TITLE})
@@ -90,26 +85,23 @@ class _Collector:
     """What the index keeps of the events the checker has checked: the searchable text of
     every event that has some, the latest title and the first event's time.
 
-    The checker appends every event it has checked to its ``kept`` list (a C-level append);
-    :meth:`take` empties that list after each batch of lines. It picks the few events whose
-    type has text (or is a title) with C-level iteration, so an event without text costs no
-    Python call, and extracts their text; the rest are freed with the list's references.
+    :func:`~dshkit.reference.session.runlog.run_log` hands :meth:`take` the events checked
+    since its last call after each batch of lines (it empties the list afterwards). It picks
+    the few events whose type has text (or is a title) with C-level iteration, so an event
+    without text costs no Python call, and extracts their text; the rest are freed with the
+    list's references.
     """
 
-    __slots__ = ("first_time", "found", "kept", "started", "title")
+    __slots__ = ("first_time", "found", "started", "title")
 
     def __init__(self) -> None:
         self.found: list[tuple[int, str, Any, str]] = []  # (seq, type, time, text)
-        self.kept: list[Event] = []  # the checker's: the events checked since the last take
         self.title: str | None = None
         self.first_time: Any = None
         self.started = False
 
-    def take(self) -> None:
-        """Collect what the events kept since the last call hold, and let them go."""
-        kept = self.kept
-        if not kept:
-            return
+    def take(self, kept: list[Event]) -> None:
+        """Collect what the events checked since the last call hold."""
         if not self.started:
             self.started = True
             self.first_time = kept[0].get("time", 0)
@@ -119,7 +111,6 @@ class _Collector:
         except TypeError:  # an event that is not an object, or a type that is unhashable
             hits = [e for e in kept if type(e) is dict and type(e.get("type")) is str
                     and e["type"] in _WANTED]
-        kept.clear()
         found = self.found.append
         for event in hits:
             data = event.get("data")
@@ -135,37 +126,23 @@ class _Collector:
             if text:
                 found((int(event["seq"]), kind, event.get("time", 0), text))
 
-    def batches(self, batches: Iterable[Batch]) -> Iterator[Batch]:
-        """``batches``, taking the events of each once the checker is done with it (it asks
-        for the next batch only then)."""
-        for batch in batches:
-            yield batch
-            self.take()
-
 
 def scan_log(path: str | Path, *, revision: str | None = None) -> SessionDocuments:
     """Read one log file into the index's view of it; errors as :func:`~.source.load_session`
     reports them."""
     location = Path(path)
-    reader = LogReader(location, tolerate_torn_tail=True)
     collect = _Collector()
-    checker = SessionChecker(LOAD_CHECKS, kept=collect.kept)
     with collector_paused():
-        try:
-            problem = run_batches(checker,
-                                  collect.batches(session_batches(reader, checker, None)))
-        except ProblemError as exc:
-            problem = exc.problem
-        collect.take()
-    if problem is not None:
-        raise map_problem(str(path), problem)
-    header = reader.result.header
+        run = run_log(location, checks=LOAD_CHECKS, sink=collect.take)
+    if run.stop is not None:
+        raise map_problem(str(path), run.stop)
+    header = run.header
     session_id = str(header["id"]) if header else session_id_for_path(location)
-    current, shadowed = surface_of(checker.fold)
+    current, shadowed = surface_of(run.fold)
     rows = [(seq, kind, time, "shadowed" if seq in shadowed else
              "current" if seq in current else "log-only", text)
             for seq, kind, time, text in collect.found]
     first = [] if collect.first_time is None else [{"time": collect.first_time}]
     return SessionDocuments(
         session_id, dict(header) if header else synthesize_header(session_id, first),
-        rows, checker.count, collect.title, str(path), revision)
+        rows, run.events, collect.title, str(path), revision)

@@ -13,17 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..problems import Problem, ProblemError
+from ..problems import Problem
 from ..session.levels import Checks
-from ..session.pipeline import SessionChecker, run
-from ..session.reader import LogReader
-from ..session.validation import with_session_id
+from ..session.runlog import run_log
 from .errors import CORRUPT_SESSION, INVALID_SURFACE, PERSISTENCE_FAILED, SessionQueryError
 
 Event = dict[str, Any]
 LOG_SUFFIXES: Final = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
 _STRIP: Final = (".zstd", ".zst", ".jsonl", ".json")
 _SURFACE_PREFIXES: Final = ("SEQ_", "SURFACE_", "PROVENANCE_", "TOOL_REWRITE_")
+#: The load view without repair: the events are exactly what is stored.
+LOAD_CHECKS: Final = Checks(envelope_and_shapes=True, invariants=False, storage=True,
+                            repair=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,19 +96,12 @@ def load_session(path: str | Path, *, revision: str | None = None) -> LoadedSess
     ``SESSION_QUERY_INVALID_SURFACE`` when it does not fold, ``SESSION_QUERY_CORRUPT_SESSION``
     for any other damage."""
     location = Path(path)
-    reader = LogReader(location, tolerate_torn_tail=True)
-    kept: list[Event] = []
-    checker = SessionChecker(Checks(envelope_and_shapes=True, invariants=False, storage=True,
-                                    repair=False), kept=kept)
-    try:
-        problem = run(checker, with_session_id(reader, checker, None))
-    except ProblemError as exc:
-        problem = exc.problem
-    if problem is not None:
-        raise map_problem(str(path), problem)
-    header = reader.result.header
+    run = run_log(location, checks=LOAD_CHECKS, keep=True)
+    if run.stop is not None:
+        raise map_problem(str(path), run.stop)
+    header = run.header
     session_id = str(header["id"]) if header else session_id_for_path(location)
-    events = tuple(kept)
+    events = run.kept or ()
     return LoadedSession(session_id=session_id,
                          header=dict(header) if header else synthesize_header(session_id, events),
                          events=events, path=str(path), revision=revision)

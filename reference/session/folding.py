@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..problems import Problem, ProblemError
+from ..problems import Problem
 from .levels import Checks
-from .pipeline import SessionChecker, memory_batches, run_batches
-from .reader import LogReader, TornTail
-from .surface import Replacement, derive_messages
-from .validation import session_batches
+from .reader import TornTail
+from .runlog import LogRun, run_log
+from .surface import Replacement
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,44 +70,34 @@ def fold_checks(repair: bool) -> Checks:
 
 def fold_path(path: str | Path, *, repair: bool = True, session_id: str | None = None,
               stdin: BinaryIO | None = None) -> FoldReport:
-    reader = LogReader(path, tolerate_torn_tail=True, stdin=stdin)
-    checker = SessionChecker(fold_checks(repair))
-    problem = run_batches(checker, session_batches(reader, checker, session_id))
-    return fold_report(str(path), checker, problem, repair, reader.result.torn,
-                   reader.result.header)
+    return fold_report(run_log(path, checks=fold_checks(repair), session_id=session_id,
+                               stdin=stdin, closers="append" if repair else "none"))
 
 
 def fold_events(events: Iterable[Any], *, repair: bool = True,
                 session_id: str = "session") -> FoldReport:
-    checker = SessionChecker(fold_checks(repair), session_id=session_id)
-    problem = run_batches(checker, memory_batches(events))
-    return fold_report("<memory>", checker, problem, repair, None, None)
+    return fold_report(run_log(events, checks=fold_checks(repair), session_id=session_id,
+                               closers="append" if repair else "none"))
 
 
-def fold_report(path: str, checker: SessionChecker, problem: Problem | None, repair: bool,
-                torn: TornTail | None, header: dict[str, Any] | None) -> FoldReport:
-    """The report of a fold run that ended with ``problem`` (None: the log folds): on
-    success the closers are pushed (with ``repair``) and the messages derived."""
-    if problem is not None:
-        return FoldReport(path=path, events=checker.count, errors=(problem,), torn=torn)
-    closers: list[dict[str, Any]] = []
-    if repair:
-        try:
-            closers = checker.close()
-        except ProblemError as exc:  # closers are valid by construction; report if not
-            return FoldReport(path=path, events=checker.count, errors=(exc.problem,), torn=torn)
-    fold = checker.fold
+def fold_report(run: LogRun) -> FoldReport:
+    """The report of a fold run: its stopping problem, or the surface it ended with (the
+    closers folded in when the run appended them)."""
+    if run.stop is not None:
+        return FoldReport(path=run.path, events=run.stop_events, errors=(run.stop,),
+                          torn=run.torn)
+    surface = run.surface()
     return FoldReport(
-        path=path,
-        events=checker.count,
-        nodes=tuple(fold.nodes),
-        shadowed=tuple(fold.shadowed),
-        messages=tuple(derive_messages(fold)),
-        replacements=tuple(fold.replacements),
-        closers=tuple(closers),
-        replace_generation=fold.replace_generation,
-        torn=torn,
-        header=header,
+        path=run.path,
+        events=run.events + len(run.closers),
+        nodes=surface.nodes,
+        shadowed=surface.shadowed,
+        messages=surface.messages,
+        replacements=surface.replacements,
+        closers=run.closers,
+        replace_generation=surface.replace_generation,
+        torn=run.torn,
+        header=run.header,
     )
 
 
@@ -129,19 +118,16 @@ class LoadReport:
 
 def load_path(path: str | Path, *, session_id: str | None = None,
               stdin: BinaryIO | None = None) -> LoadReport:
-    reader = LogReader(path, tolerate_torn_tail=True, stdin=stdin)
-    checker = SessionChecker(fold_checks(True), kept=[])
-    problem = run_batches(checker, session_batches(reader, checker, session_id))
-    closers = [] if problem else checker.close()
-    if problem is not None:
-        return LoadReport(path=str(path), errors=(problem,))
-    return LoadReport(path=str(path), events=tuple(checker.kept or ()), closers=len(closers))
+    return load_report(run_log(path, checks=fold_checks(True), session_id=session_id,
+                               stdin=stdin, closers="append", keep=True))
 
 
 def load_events(events: Iterable[Any], *, session_id: str = "session") -> LoadReport:
-    checker = SessionChecker(fold_checks(True), session_id=session_id, kept=[])
-    problem = run_batches(checker, memory_batches(events))
-    if problem is not None:
-        return LoadReport(path="<memory>", errors=(problem,))
-    closers = checker.close()
-    return LoadReport(path="<memory>", events=tuple(checker.kept or ()), closers=len(closers))
+    return load_report(run_log(events, checks=fold_checks(True), session_id=session_id,
+                               closers="append", keep=True))
+
+
+def load_report(run: LogRun) -> LoadReport:
+    if run.stop is not None:
+        return LoadReport(path=run.path, errors=(run.stop,))
+    return LoadReport(path=run.path, events=run.kept or (), closers=len(run.closers))

@@ -266,12 +266,14 @@ class RunOutcome:
     ``problems`` and ``failed`` are the validator's verdict (SES-LVL-005). ``stop`` is the
     first problem that is not an enclosure problem alone, with ``stop_count`` events seen
     then: where a run without the enclosure invariants (the fold) would have stopped.
+    ``unreadable`` is the problem raised while reading that ended the run, if any.
     """
 
     problems: list[Problem] = field(default_factory=list)
     failed: Level | None = None
     stop: Problem | None = None
     stop_count: int = 0
+    unreadable: Problem | None = None
 
 
 def run_all_batches(checker: SessionChecker,
@@ -318,7 +320,7 @@ def run_all_outcome(checker: SessionChecker, batches: Iterable[Batch]) -> RunOut
                     reload()
                     index = absorb(events, index + 1)
         except ProblemError as exc:  # raised while reading
-            problem = exc.problem
+            problem = out.unreadable = exc.problem
             level = level_of(problem.code)
             flush()
             if out.stop is None:

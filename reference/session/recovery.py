@@ -13,9 +13,8 @@ from typing import Any
 
 from ..problems import Problem, fail
 from .levels import Checks
-from .pipeline import SessionChecker, run
 from .reader import FORM_JSON_ARRAY, LogReader, TornTail
-from .validation import with_session_id
+from .runlog import run_log
 from .writer import append_events, truncate
 
 
@@ -42,24 +41,23 @@ class RepairReport:
 
 
 def repair_path(path: str | Path, *, write: bool = False) -> RepairReport:
-    reader = LogReader(path, tolerate_torn_tail=True)
-    checker = SessionChecker(Checks(envelope_and_shapes=True, invariants=False, storage=True))
-    problem = run(checker, with_session_id(reader, checker, None))
-    if problem is not None:
-        return RepairReport(path=str(path), torn=reader.result.torn, errors=(problem,))
-    closers = tuple(checker.closers())
-    result = reader.result
-    needs_cut = result.torn is not None
+    run = run_log(path, checks=Checks(envelope_and_shapes=True, invariants=False, storage=True),
+                  closers="list")
+    if run.stop is not None:
+        return RepairReport(path=str(path), torn=run.torn, errors=(run.stop,))
+    closers = run.closers
+    needs_cut = run.torn is not None
     if not write or (not closers and not needs_cut):
-        return RepairReport(path=str(path), closers=closers, torn=result.torn)
-    if path == "-" or result.form == FORM_JSON_ARRAY:
+        return RepairReport(path=str(path), closers=closers, torn=run.torn)
+    if path == "-" or run.form == FORM_JSON_ARRAY:
         error = fail("REPAIR_NOT_WRITABLE", "SES-FILE-010",
                      "only a JSONL or zstd log file can be repaired in place").problem
-        return RepairReport(path=str(path), closers=closers, torn=result.torn, errors=(error,))
+        return RepairReport(path=str(path), closers=closers, torn=run.torn, errors=(error,))
+    # The events recovered from a torn final zstd frame: read but not committed (SES-FILE-008).
     recovered = [item.event for item in LogReader(path, tolerate_torn_tail=True)
                  if isinstance(item.event, dict)
-                 and item.event.get("seq", -1) >= result.committed_events]
-    if result.committed_bytes is not None:
-        truncate(path, result.committed_bytes)
-    append_events(Path(path), [*recovered, *closers], compressed=result.compressed)
-    return RepairReport(path=str(path), closers=closers, torn=result.torn, written=True)
+                 and item.event.get("seq", -1) >= run.committed_events]
+    if run.committed_bytes is not None:
+        truncate(path, run.committed_bytes)
+    append_events(Path(path), [*recovered, *closers], compressed=run.compressed)
+    return RepairReport(path=str(path), closers=closers, torn=run.torn, written=True)

@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from .folding import FoldReport, fold_checks, fold_report
-from .levels import Checks, Level
-from .pipeline import SessionChecker, run_all_outcome
-from .reader import LogReader
-from .validation import ValidationReport, session_batches, typed_observer
+from .folding import FoldReport, fold_report
+from .levels import Level
+from .runlog import run_log
+from .validation import ValidationReport, validation_report
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,24 +39,9 @@ def validate_and_fold(path: str | Path, *, session_id: str | None = None,
                       stdin: BinaryIO | None = None, typed: bool = False) -> ValidatedFold:
     """Validate a log file at level ``load`` (``typed`` adds the typed layer) and fold it as a
     loader does, reading it once (any reader form; ``-`` is stdin)."""
-    reader = LogReader(path, tolerate_torn_tail=True, stdin=stdin)
-    checker = SessionChecker(Checks.for_level(Level.LOAD))
-    typed_found = typed_observer(checker) if typed else None
-    outcome = run_all_outcome(checker, session_batches(reader, checker, session_id,
-                                                       handback=True))
-    result = reader.result
-    validation = ValidationReport(
-        path=str(path), level=Level.LOAD, events=checker.count, errors=tuple(outcome.problems),
-        torn=result.torn, form=result.form, failed_level=outcome.failed,
-        typed=None if typed_found is None else tuple(typed_found))
-    if outcome.stop is not None:
-        fold = FoldReport(path=str(path), events=outcome.stop_count, errors=(outcome.stop,),
-                          torn=result.torn)
-        return ValidatedFold(validation, fold)
-    checker.checks = fold_checks(True)  # the closers pass the fold's checks, as in fold_path
-    checker.observer = None
-    fold = fold_report(str(path), checker, None, True, result.torn, result.header)
-    return ValidatedFold(validation, fold)
+    run = run_log(path, checks=Level.LOAD, session_id=session_id, stdin=stdin,
+                  every_problem=True, closers="append", typed=typed)
+    return ValidatedFold(validation_report(run, Level.LOAD), fold_report(run))
 
 
 __all__ = ["ValidatedFold", "validate_and_fold"]

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..problems import Problem
-from .levels import Checks, Level
-from .pipeline import Batch, Pair, SessionChecker, memory_batches, run_all_batches
-from .reader import LogReader, TornTail
+from .levels import Level
+from .reader import TornTail
+from .runlog import LogRun, run_log
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,73 +51,24 @@ class ValidationReport:
         return out
 
 
+def validation_report(run: LogRun, level: Level) -> ValidationReport:
+    """The validator's report of a run with every problem kept."""
+    return ValidationReport(path=run.path, level=level, events=run.events, errors=run.problems,
+                            torn=run.torn, form=run.form, failed_level=run.failed_level,
+                            typed=run.typed)
+
+
 def validate_path(path: str | Path, level: Level = Level.LOAD, *, session_id: str | None = None,
                   stdin: BinaryIO | None = None, typed: bool = False) -> ValidationReport:
     """Validate a log file (any reader form; ``-`` is stdin); ``typed`` adds the typed layer."""
-    reader = LogReader(path, tolerate_torn_tail=level is Level.LOAD, stdin=stdin)
-    checker = SessionChecker(Checks.for_level(level))
-    typed_found = typed_observer(checker) if typed else None
-    problems, failed = run_all_batches(checker, session_batches(reader, checker, session_id,
-                                                                handback=True))
-    return ValidationReport(
-        path=str(path), level=level, events=checker.count, errors=tuple(problems),
-        torn=reader.result.torn, form=reader.result.form, failed_level=failed,
-        typed=None if typed_found is None else tuple(typed_found),
-    )
-
-
-def typed_observer(checker: SessionChecker) -> list[Problem]:
-    """Attach the typed layer to ``checker``; returns the list its problems go to."""
-    from .typed import typed_problems
-
-    found: list[Problem] = []
-
-    def observe(event: dict[str, Any], seq: int) -> None:
-        if len(found) < MAX_TYPED:
-            found.extend(typed_problems(event, seq=seq, line=None))
-
-    checker.observer = observe
-    return found
-
-
-MAX_TYPED = 100
+    run = run_log(path, checks=level, session_id=session_id, stdin=stdin,
+                  tolerate_torn_tail=level is Level.LOAD, every_problem=True, typed=typed)
+    return validation_report(run, level)
 
 
 def validate_events(events: Iterable[Any], level: Level = Level.SEED, *,
                     session_id: str = "session", typed: bool = False) -> ValidationReport:
     """Validate in-memory events (no file format involved; ``load`` applies its event rules).
     Every event must be lossless JSON, as if it had been read from text (SES-JSON-001..003)."""
-    checker = SessionChecker(Checks.for_level(level), session_id=session_id)
-    typed_found = typed_observer(checker) if typed else None
-    problems, failed = run_all_batches(checker, memory_batches(events))
-    return ValidationReport(path="<memory>", level=level, events=checker.count,
-                            errors=tuple(problems), failed_level=failed,
-                            typed=None if typed_found is None else tuple(typed_found))
-
-
-def with_session_id(reader: LogReader, checker: SessionChecker,
-                    session_id: str | None) -> Iterator[Pair]:
-    """The reader's ``(line, event)`` pairs, with the checker's session id taken from the
-    header (or given) before the first event is checked: legacy message ids are built from it.
-    """
-    pairs = reader.pairs()
-    for first in pairs:
-        header = reader.result.header
-        checker.session_id = session_id or (str(header["id"]) if header else "session")
-        yield first
-        break
-    yield from pairs
-
-
-def session_batches(reader: LogReader, checker: SessionChecker, session_id: str | None, *,
-                    handback: bool = False) -> Iterator[Batch]:
-    """:func:`with_session_id` for the reader's batches. ``handback`` (see
-    :meth:`LogReader.batches`) only when the batches go to :func:`~.pipeline.run_batches`,
-    :func:`~.pipeline.run_all_batches` or :func:`~.pipeline.run_all_outcome`."""
-    batches = reader.batches(handback=handback)
-    for first in batches:
-        header = reader.result.header
-        checker.session_id = session_id or (str(header["id"]) if header else "session")
-        yield first
-        break
-    yield from batches
+    run = run_log(events, checks=level, session_id=session_id, every_problem=True, typed=typed)
+    return validation_report(run, level)
