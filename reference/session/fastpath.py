@@ -1,11 +1,11 @@
-"""The fast path of :class:`~.pipeline.SessionChecker`: the common event shapes, checked inline.
+"""The fast path of the checking loops: the common event shapes, checked inline.
 
 Almost every event of a real log is one of a few shapes (chunks, steps, messages, tool calls
 and results appended to the surface). :func:`absorber` gives a function that checks those with
-straight-line code and applies them to the checker's state machines, without building a
+straight-line code and applies them to the state machines of a :class:`~.state.CheckState`, without building a
 problem, a pointer or a plan. Whenever an event is of another shape, or any check might fail,
 it returns ``False`` before changing any state, and the caller runs the general path
-(:meth:`SessionChecker.push`), which is the reference: it finds, orders and reports problems.
+(:meth:`~.pipeline.SessionChecker.push`), which is the reference: it finds, orders and reports problems.
 
 So the fast path may only accept what the general path accepts, and must leave the same state
 behind. It is deliberately stricter than the level needs (it always asks for a well-formed
@@ -15,7 +15,7 @@ every session vector and on generated and mutated logs and compares the states.
 
 The fast path takes a run of events at a time and stops at the first one it declines. A few
 counters (the next seq, the event count, the repair tracker's last seq and time) and the open
-turn and step are kept in the closure while events stream through and written back by
+turn and step are kept in a cursor of its own while events stream through and written back by
 ``flush``; ``reload`` reads them again after the general path ran. The run loops in
 :mod:`.pipeline` call ``flush`` before every general push and at the end, ``reload`` after.
 """
@@ -25,14 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from itertools import islice
 from operator import lt
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from .jsoncodec import MAX_SAFE_INTEGER
-from .repair import _Pending
+from .repair import Pending
+from .state import CheckState
 from .vocabulary import ENVELOPE_KEYS
-
-if TYPE_CHECKING:
-    from .pipeline import SessionChecker
 
 _MAX = MAX_SAFE_INTEGER
 _SIMPLE_END = ("completed", "blocked", "max-tokens", "interrupted")
@@ -62,9 +60,23 @@ def _nothing() -> None:
     return None
 
 
-def absorber(checker: SessionChecker) -> FastPath:
-    """The fast path for ``checker``. Create it once the checker is set up (observer, kept
-    list) and use it for one run."""
+class _Cursor:
+    """What the fast path keeps between flushes: the next seq, the next seq at the last flush
+    (the events absorbed since are the difference), the last time, and the enclosure trace's
+    open turn and step."""
+
+    __slots__ = ("flushed", "last_time", "next_seq", "open_step", "open_turn")
+
+    def __init__(self, next_seq: int, last_time: Any, open_turn: Any, open_step: Any) -> None:
+        self.next_seq = self.flushed = next_seq
+        self.last_time = last_time
+        self.open_turn = open_turn
+        self.open_step = open_step
+
+
+def absorber(checker: CheckState) -> FastPath:
+    """The fast path over ``checker``'s state. Create it once the state is set up (observer,
+    kept list) and use it for one run."""
     fold = checker.fold
     trace = checker.trace
     tracker = checker.tracker
@@ -73,34 +85,31 @@ def absorber(checker: SessionChecker) -> FastPath:
     observer = checker.observer
     kept = checker.kept
     nodes = fold.nodes
-    current = fold._events
+    current = fold.by_seq
     pending = tracker.pending
     calls = trace.pending_calls
     envelope_keys = ENVELOPE_KEYS
     base = fold.base_seq
     if base < 0:  # not a log the fast path knows: every event takes the general path
         return FastPath(_decline, _nothing, _nothing)
-    # State kept here between flushes: the next seq, the events absorbed since the last flush
-    # (next_seq - flushed), the last time, and the enclosure trace's open turn and step.
-    state: list[Any] = [base + fold._count, base + fold._count, tracker.last_time,
-                        trace.open_turn, trace.open_step]
+    state = _Cursor(fold.next_seq, tracker.last_time, trace.open_turn, trace.open_step)
 
     def flush() -> None:
-        next_seq, flushed, last_time = state[0], state[1], state[2]
+        next_seq, flushed = state.next_seq, state.flushed
         if next_seq != flushed:
-            fold._count = next_seq - base
+            fold.advance_to(next_seq)
             checker.count += next_seq - flushed
             tracker.last_seq = next_seq - 1
-            tracker.last_time = last_time
-            state[1] = next_seq
+            tracker.last_time = state.last_time
+            state.flushed = next_seq
 
     def reload() -> None:
-        state[0] = state[1] = fold.base_seq + fold._count
-        state[3] = trace.open_turn
-        state[4] = trace.open_step
+        state.next_seq = state.flushed = fold.next_seq
+        state.open_turn = trace.open_turn
+        state.open_step = trace.open_step
 
     def absorb(events: Sequence[Any], start: int) -> int:
-        next_seq, open_turn, open_step = state[0], state[3], state[4]
+        next_seq, open_turn, open_step = state.next_seq, state.open_turn, state.open_step
         if next_seq > _MAX - len(events):  # a seq past the safe range: the general path says so
             return start
         first = next_seq
@@ -155,8 +164,8 @@ def absorber(checker: SessionChecker) -> FastPath:
                     kept.append(event)
         index: int = start + next_seq - first
         if index > start:
-            state[2] = events[index - 1]["time"]
-        state[0], state[3], state[4] = next_seq, open_turn, open_step
+            state.last_time = events[index - 1]["time"]
+        state.next_seq, state.open_turn, state.open_step = next_seq, open_turn, open_step
         return index
 
     def _other(event: dict[str, Any], kind: Any, data: dict[str, Any], seq: int, extra: bool,
@@ -199,7 +208,7 @@ def absorber(checker: SessionChecker) -> FastPath:
                     if type(block) is dict and block.get("type") == "tool-call":
                         call_id = block.get("id")
                         if isinstance(call_id, str):
-                            pending[call_id] = _Pending(step=data.get("step"))
+                            pending[call_id] = Pending(step=data.get("step"))
             else:
                 call_id = source["callId"]
                 block = content[0] if len(content) == 1 else None

@@ -30,13 +30,12 @@ from .checks import (
     refuse_header_delta,
     refuse_header_fallback,
 )
-from .fastpath import absorber as absorber  # re-exported: tests swap the fast path out
-from .invariants import EnclosureTrace
+from .fastpath import FastPath
+from .fastpath import absorber as _absorber
 from .jsoncodec import check_lossless
-from .levels import Checks, Level, level_of
+from .levels import Level, level_of
 from .reader import DeferredRun
-from .repair import RepairTracker
-from .surface import SurfaceFold
+from .state import CheckState
 from .vocabulary import KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES
 
 Event = dict[str, Any]
@@ -55,17 +54,9 @@ class EventProblem(ProblemError):
         self.level = level
 
 
-@dataclass
-class SessionChecker:
-    checks: Checks
-    session_id: str = "session"
-    fold: SurfaceFold = field(default_factory=SurfaceFold)
-    trace: EnclosureTrace = field(default_factory=EnclosureTrace)
-    tracker: RepairTracker = field(default_factory=RepairTracker)
-    count: int = 0
-    kept: list[Event] | None = None  # set to a list to keep every event as checked
-    # Called with every event as the checks saw it (after legacy migration) and its seq.
-    observer: Callable[[Event, int], None] | None = None
+class SessionChecker(CheckState):
+    """The general path: every check of the level on one event at a time, over the state of
+    :class:`~.state.CheckState` (which the fast path moves on too)."""
 
     def push(self, event: Any, *, line: int | None = None) -> None:
         """Check and absorb one event; raises :class:`ProblemError` located at seq and line."""
@@ -178,6 +169,10 @@ class SessionChecker:
         for event in closers:
             self.push(event)
         return closers
+
+
+#: The fast path the run loops take (a module attribute: tests swap it out).
+absorber: Callable[[SessionChecker], FastPath] = _absorber
 
 
 @contextmanager

@@ -27,7 +27,7 @@ OUTCOME_UNKNOWN_TEXT = (
 
 
 @dataclass
-class _Pending:
+class Pending:
     step: Any
     call_seq: int | None = None
 
@@ -36,7 +36,7 @@ class _Pending:
 class RepairTracker:
     open_turn: Any = None
     open_step: Any = None
-    pending: dict[str, _Pending] = field(default_factory=dict)
+    pending: dict[str, Pending] = field(default_factory=dict)
     last_seq: int | None = None
     last_time: int | None = None
 
@@ -67,7 +67,7 @@ class RepairTracker:
                     call_id = block.get("id")
                     if isinstance(call_id, str):
                         # A repeated id overwrites the entry but keeps its first position.
-                        self.pending[call_id] = _Pending(step=d.get("step"))
+                        self.pending[call_id] = Pending(step=d.get("step"))
         elif kind == "tool/call":
             call_id = d.get("callId")
             if isinstance(call_id, str) and call_id in self.pending:

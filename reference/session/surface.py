@@ -52,6 +52,16 @@ class SurfaceFold:
     def next_seq(self) -> int:
         return self.base_seq + self._count
 
+    @property
+    def by_seq(self) -> dict[int, Event]:
+        """The live map from each current node's seq to its event. Whoever adds to it adds
+        the seq to :attr:`nodes` too (the fast path appends there in bulk)."""
+        return self._events
+
+    def advance_to(self, next_seq: int) -> None:
+        """Count every seq before ``next_seq`` as seen (after appends made directly)."""
+        self._count = next_seq - self.base_seq
+
     def event(self, seq: int) -> Event:
         """The event behind a current node."""
         return self._events[seq]
