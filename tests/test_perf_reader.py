@@ -13,7 +13,7 @@ import pytest
 import zstandard
 
 from dshkit.reference.problems import ProblemError
-from dshkit.reference.session import reader as reader_module
+from dshkit.reference.session import segments as reader_module
 from dshkit.reference.session.folding import fold_path
 from dshkit.reference.session.levels import Checks, Level
 from dshkit.reference.session.pipeline import SessionChecker, paused_gc, run_all_batches
@@ -166,6 +166,6 @@ def test_the_reader_holds_one_block_of_lines(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(reader_module, "_BLOCK", 256)
     longest = max(map(len, lines)) + 1
     with open(path, "rb") as stream:
-        for segment in reader_module._plain_segments(stream):
+        for segment in reader_module.plain_segments(stream):
             assert segment.size <= 256 + longest
             assert sum(len(line) + 1 for line in segment.lines) == segment.size

@@ -16,7 +16,7 @@ import zstandard
 from dshkit.reference import limits
 from dshkit.reference.problems import ProblemError
 from dshkit.reference.session import jsoncodec, jsonparse
-from dshkit.reference.session import reader as reader_module
+from dshkit.reference.session import segments as reader_module
 from dshkit.reference.session.folding import fold_events, load_events
 from dshkit.reference.session.levels import Level
 from dshkit.reference.session.single_pass import validate_and_fold

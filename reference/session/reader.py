@@ -4,7 +4,9 @@ Forms: DSH ``session.jsonl`` (header line + records), the same as ``session.json
 (independent zstd frames), a bare JSONL of events, a JSON array of events, and stdin (``-``).
 Packed chunk rows are expanded wherever they appear. The reader holds one block of lines at a
 time (a read block of a plain file, one frame of a compressed one), never the whole log, and
-parses each line with the parser seam of :mod:`.jsonparse`.
+parses each line with the parser seam of :mod:`.jsonparse`. The jobs around it have modules
+of their own: telling the forms apart and judging a header (:mod:`.forms`), the blocks of lines
+of a plain or compressed file (:mod:`.segments`) and the torn-tail policy (:mod:`.committed`).
 
 With ``tolerate_torn_tail`` (the load view) a damaged tail is handled as DSH's loader does
 (SES-FILE-008, SES-FILE-009): the first unparsable line or seq gap ends the preserved prefix;
@@ -20,48 +22,33 @@ than that is buffered, a zstd frame is refused once its content passes ``max_fra
 
 from __future__ import annotations
 
-import io
-import json
 import sys
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import compress
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-import zstandard
+from ..problems import fail
+from . import jsonparse
+from .chunk_rows import ROW_TYPES
+from .committed import UNREAD, Scan, TornTail, commit_runs
+from .forms import (
+    FORM_BARE_JSONL,
+    FORM_DSH_JSONL,
+    FORM_JSON_ARRAY,
+    header_candidate,
+    judge_header,
+    read_array,
+)
+from .segments import ZSTD_MAGIC, Segment, open_bytes, peek, plain_segments, zstd_segments
 
-from .. import limits
-from ..problems import Problem, ProblemError, fail
-from . import jsoncodec, jsonparse
-from .chunk_rows import ROW_TYPES, decode_record
-from .header import check_header, is_header_candidate, refuse_foreign_version
-
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-_BOM = b"\xef\xbb\xbf"
-_CHUNK = 1 << 16  # compressed bytes fed to the zstd decoder at a time
-_BLOCK = 1 << 16  # plain bytes read at a time; the reader holds one block of lines
 _RUN = 64  # lines parsed and handed on together
 
 _ROW_SET = frozenset(ROW_TYPES)
 _TYPE = itemgetter("type")
 _SEQ = itemgetter("seq")
-
-FORM_DSH_JSONL = "dsh-jsonl"
-FORM_BARE_JSONL = "jsonl"
-FORM_JSON_ARRAY = "json-array"
-
-
-@dataclass
-class TornTail:
-    """What a tolerant read dropped after the preserved prefix."""
-
-    first_line: int
-    lines: int
-    reason: Problem | None
-    fragment: bool
-    committed_bytes: int | None
 
 
 @dataclass
@@ -106,36 +93,6 @@ class Located(NamedTuple):
     event: Any
 
 
-@dataclass(slots=True)
-class _Segment:
-    """Complete lines of one block of the logical text (plain: a read block; zstd: a frame)."""
-
-    lines: list[bytes]  # each was followed by a line feed
-    risky: set[int]  # indexes of lines the fast JSON parser must leave to the exact one
-    base: int  # file offset of the first line (plain files)
-    size: int  # bytes of the lines with their line feeds (plain files)
-    end: int | None  # committed offset of every line (zstd), or None: after the line (plain)
-    framed: bool  # the lines lie inside a complete zstd frame other than the header frame
-    fragment: bytes | None = None  # a final piece without line feed, after the lines
-    fragment_end: int = 0
-
-
-@dataclass(slots=True)
-class _Scan:
-    """The committed-region scan (SES-FILE-009) between lines."""
-
-    issue: Problem | None = None
-    issue_line: int = 0
-    dropped: int = 0
-    fragment: bool = False
-    expected: int = 0  # events kept so far
-    committed_bytes: int | None = None
-    committed_events: int = 0
-
-
-_UNREAD = object()
-
-
 class LogReader:
     """Iterate ``Located`` events of one log; raises :class:`ProblemError` on fatal damage.
 
@@ -174,15 +131,15 @@ class LogReader:
         self._handback = handback
         stream = self._open()
         try:
-            head = _peek(stream, 4)
+            head = peek(stream, 4)
             if head.startswith(ZSTD_MAGIC):
                 self.result.compressed = True
-                yield from self._scan(_zstd_segments(stream, self.result))
-            elif _peek(stream, 64).lstrip(b" \t\r\n").startswith(b"["):
+                yield from self._scan(zstd_segments(stream, self.result.notes))
+            elif peek(stream, 64).lstrip(b" \t\r\n").startswith(b"["):
                 self.result.form = FORM_JSON_ARRAY
                 yield from self._read_array(stream)
             else:
-                yield from self._scan(_plain_segments(stream))
+                yield from self._scan(plain_segments(stream))
         finally:
             if stream is not self._stdin:
                 stream.close()
@@ -197,16 +154,11 @@ class LogReader:
                        f"cannot read {self.source}: {exc.strerror or exc}") from None
 
     def _read_array(self, stream: BinaryIO) -> Iterator[Batch]:
-        text = _decode_utf8(limits.read_bounded(stream), line=1)
-        value = jsoncodec.loads(text)
-        if not isinstance(value, list):
-            raise fail("JSON_ARRAY_NOT_ARRAY", "SES-JSON-004", "a JSON log must be an array")
-        for item in value:
-            events = decode_record(item)
+        for events in read_array(stream):
             self.result.events += len(events)
             yield None, 0, events
 
-    def _scan(self, segments: Iterator[_Segment]) -> Iterator[Batch]:
+    def _scan(self, segments: Iterator[Segment]) -> Iterator[Batch]:
         """The lines of every segment, as batches of events.
 
         The common case is a run of ``_RUN`` lines that the fast parser reads as plain events
@@ -215,7 +167,7 @@ class LogReader:
         take :meth:`_lines`, line by line, and :meth:`_line` is the committed-region scan in
         full.
         """
-        scan = _Scan()
+        scan = Scan()
         result = self.result
         fast = jsonparse.fast_loads()
         deep = jsonparse.depth_guard()
@@ -235,7 +187,7 @@ class LogReader:
                 if segment.fragment is not None:
                     number += 1
                     self._line(scan, segment.fragment, number, False, segment.fragment_end,
-                               False, _UNREAD)
+                               False, UNREAD)
         finally:
             result.events += scan.expected
             result.committed_events = scan.committed_events
@@ -246,7 +198,7 @@ class LogReader:
                                    lines=scan.dropped + int(scan.fragment), reason=scan.issue,
                                    fragment=scan.fragment, committed_bytes=result.committed_bytes)
 
-    def _runs(self, scan: _Scan, segment: _Segment, start: int, before: int,
+    def _runs(self, scan: Scan, segment: Segment, start: int, before: int,
               fast: jsonparse.FastLoads, deep: int) -> Generator[Batch, None, int]:
         """Runs of ``_RUN`` lines of a segment from line ``start`` (``before``: lines before
         the segment), each parsed with one C-level pass and checked with two more
@@ -308,7 +260,7 @@ class LogReader:
                     scan.expected = expected
                     continue
                 # This run line by line (chunk rows, damage), then the runs go on.
-                _commit_runs(scan, segment, start, expected > first, self.result.compressed)
+                commit_runs(scan, segment, start, expected > first, self.result.compressed)
                 first = expected
                 stop = min(start + (len(values) or _RUN), total)
                 yield from self._lines(scan, segment, start, stop, before, values)
@@ -317,10 +269,10 @@ class LogReader:
                 if scan.issue is not None:
                     break
         finally:
-            _commit_runs(scan, segment, start, expected > first, self.result.compressed)
+            commit_runs(scan, segment, start, expected > first, self.result.compressed)
         return start
 
-    def _lines(self, scan: _Scan, segment: _Segment, start: int, stop: int,
+    def _lines(self, scan: Scan, segment: Segment, start: int, stop: int,
                before: int, parsed: Sequence[Any] = ()) -> Iterator[Batch]:
         """Lines ``start:stop`` of a segment, one at a time (``before``: lines before the
         segment; ``parsed``: the values of the first lines, already read by the fast parser).
@@ -341,7 +293,7 @@ class LogReader:
             number = before + index + 1
             offset += len(raw) + 1
             end = offset if fixed_end is None else fixed_end
-            value: Any = _UNREAD
+            value: Any = UNREAD
             if index < known:  # read by the fast parser on a line it may read (see _runs)
                 value = parsed[index - start]
             elif (number != 1 and scan.issue is None and index not in risky
@@ -349,8 +301,8 @@ class LogReader:
                 try:
                     value = fast(raw)
                 except Exception:  # the exact parser says why, or reads it after all
-                    value = _UNREAD
-            if (value is not _UNREAD and scan.issue is None and type(value) is dict
+                    value = UNREAD
+            if (value is not UNREAD and scan.issue is None and type(value) is dict
                     and value.get("type") not in ROW_TYPES
                     and (not tolerate or value.get("seq") == scan.expected)):
                 if not run:
@@ -369,172 +321,26 @@ class LogReader:
         if run:
             yield run_first, 1, run
 
-    def _line(self, scan: _Scan, raw: bytes, number: int, terminated: bool, end: int,
+    def _line(self, scan: Scan, raw: bytes, number: int, terminated: bool, end: int,
               framed: bool, value: Any) -> list[Any]:
-        """One line of the committed-region scan (SES-FILE-008, SES-FILE-009); returns the
-        events to yield. ``value`` is the line already parsed, or ``_UNREAD``."""
-        if number == 1:
-            header = self._first_line(raw, terminated)
-            if header is not None:
-                scan.committed_bytes = end
-                return []
-        # SES-FILE-008: a final fragment without newline was never committed.
-        if not terminated:
-            scan.fragment = True
-            if scan.issue is None:
-                scan.issue_line = number
-            return []
-        try:
-            if value is _UNREAD:
-                value = jsonparse.exact_loads(raw)
-            decoded = decode_record(value)
-        except ProblemError as exc:
-            if framed:
-                # A complete frame was written whole: damage inside it is no crash artefact.
-                raise fail("ZSTD_FRAME_MID_RECORD", "SES-FILE-007",
-                           f"corrupt zstd session log: a complete frame contains a damaged "
-                           f"record at line {number}: {exc.problem.message}",
-                           line=number) from None
-            if not self.tolerate:
-                raise ProblemError(exc.problem.located(line=number)) from None
-            if scan.issue is None:
-                scan.issue, scan.issue_line = exc.problem.located(line=number), number
-                scan.dropped = 1
-            else:
-                scan.dropped += 1
-            return []
-        if scan.issue is not None:
-            scan.dropped += 1
-            if _has_turn_end(decoded):
-                raise _committed(scan.issue)
-            return []
-        expected = scan.expected
-        gap = None
-        if self.tolerate and not _contiguous(decoded, expected):
-            gap = next(e for i, e in enumerate(decoded)
-                       if not isinstance(e, dict) or e.get("seq") != expected + i)
-        if gap is not None:
-            got = gap.get("seq") if isinstance(gap, dict) else None
-            scan.issue = fail("FILE_COMMITTED_SEQ_GAP", "SES-FILE-009",
-                              f"seq gap at line {number} (expected "
-                              f"{expected + decoded.index(gap)}, got {got!r})",
-                              line=number).problem
-            scan.issue_line, scan.dropped = number, 1
-            if _has_turn_end(decoded):
-                raise _committed(scan.issue)
-            return []
-        scan.expected += len(decoded)
-        # Lines recovered from a torn final zstd frame are read but not committed.
-        if framed or not self.result.compressed:
+        """One line of the committed-region scan; line 1 may be a DSH header."""
+        if number == 1 and self._first_line(raw, terminated) is not None:
             scan.committed_bytes = end
-            scan.committed_events = scan.expected
-        return decoded
+            return []
+        return scan.line(raw, number, terminated, end, framed, value,
+                         tolerate=self.tolerate, compressed=self.result.compressed)
 
     def _first_line(self, raw: bytes, terminated: bool) -> dict[str, Any] | None:
         """Recognise a DSH header on line 1; returns it, or None for a bare JSONL log."""
-        if raw.startswith(_BOM):
-            raise fail("JSON_BOM", "SES-JSON-004",
-                       "the file starts with a UTF-8 byte order mark; JSON text must not", line=1)
-        try:
-            limits.check_json_depth(raw)
-            value = json.loads(_decode_utf8(raw, line=1))
-        except (ValueError, RecursionError, ProblemError):
-            if self.result.compressed:
-                raise fail("FILE_HEADER_NOT_JSON", "SES-FILE-001",
-                           "corrupt session log: header line is not valid JSON",
-                           line=1) from None
-            return None
-        if not is_header_candidate(value):
-            if self.result.compressed:
-                raise fail("FILE_HEADER_NOT_SESSION", "SES-FILE-001",
-                           'corrupt session log: first line is not a {"type":"session"} header',
-                           line=1)
+        header = header_candidate(raw, compressed=self.result.compressed)
+        if header is None:
             return None
         self.result.form = FORM_DSH_JSONL
-        header: dict[str, Any] = value
         if not self.tolerate:
             return header  # below the load level the header is set aside, not judged
-        if not terminated:
-            raise fail("FILE_HEADER_MISSING", "SES-FILE-001",
-                       "empty or header-less session log: the header line is not terminated "
-                       "by a newline", line=1)
-        for problem in (refuse_foreign_version(value), _lossless_header(raw),
-                        check_header(value)):
-            if problem is not None:
-                raise ProblemError(problem.problem.located(line=1))
+        judge_header(header, raw, terminated=terminated)
         self.result.header = header
         return header
-
-
-def _lossless_header(raw: bytes) -> ProblemError | None:
-    """A header number written as -0 (or non-finite) is not a valid header field."""
-    try:
-        jsoncodec.loads(raw.decode("utf-8"))
-    except ProblemError as exc:
-        return fail("FILE_HEADER_INVALID", "SES-FILE-002",
-                    f"session header is not lossless JSON: {exc.problem.message}")
-    return None
-
-
-def _committed(issue: Problem) -> ProblemError:
-    if issue.code in ("FILE_COMMITTED_SEQ_GAP", "CHUNK_ROW_MALFORMED"):
-        code = issue.code
-    else:
-        code = "FILE_COMMITTED_UNPARSABLE"
-    what = {"FILE_COMMITTED_SEQ_GAP": "seq gap", "CHUNK_ROW_MALFORMED": "malformed chunk row"}.get(
-        code, "unparsable event")
-    message = (f"corrupt session log: {what} in the committed region at line {issue.line} "
-               f"(a later line records a turn/end): {issue.message}")
-    requirement = "SES-FILE-005" if code == "CHUNK_ROW_MALFORMED" else "SES-FILE-009"
-    return ProblemError(Problem(code=code, message=message, requirement=requirement,
-                                line=issue.line, pointer=issue.pointer))
-
-
-def _has_turn_end(events: list[Any]) -> bool:
-    return any(isinstance(e, dict) and e.get("type") == "turn/end" for e in events)
-
-
-def _decode_utf8(raw: bytes, *, line: int) -> str:
-    if raw.startswith(_BOM):
-        raise fail("JSON_BOM", "SES-JSON-004",
-                   "the line starts with a UTF-8 byte order mark; JSON text must not", line=line)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise fail("JSON_INVALID_UTF8", "SES-JSON-004",
-                   f"line is not valid UTF-8 (byte {exc.start + 1})", line=line) from None
-
-
-def _peek(stream: BinaryIO, size: int) -> bytes:
-    peek = getattr(stream, "peek", None)
-    if peek is not None:
-        data: bytes = peek(size)
-        return data[:size]
-    raise TypeError("stream must be buffered")
-
-
-def _commit_runs(scan: _Scan, segment: _Segment, start: int, read: bool,
-                 compressed: bool) -> None:
-    """Record the committed region after runs that read events up to line ``start`` of the
-    segment (``read``: they read any); lines recovered from a torn final zstd frame are read
-    but not committed."""
-    if not read or not (segment.framed or not compressed):
-        return
-    scan.committed_events = scan.expected
-    if segment.end is not None:
-        scan.committed_bytes = segment.end
-    elif start == len(segment.lines):
-        scan.committed_bytes = segment.base + segment.size
-    else:
-        scan.committed_bytes = segment.base + sum(map(len, segment.lines[:start])) + start
-
-
-def _contiguous(events: list[Any], expected: int) -> bool:
-    """Whether every event is an object and their seqs are ``expected``, ``expected + 1``..."""
-    try:
-        return list(map(_SEQ, events)) == list(range(expected, expected + len(events)))
-    except (TypeError, KeyError):
-        return False
 
 
 def _plain(values: list[Any], expected: int, tolerate: bool) -> bool:
@@ -575,110 +381,5 @@ def _depth_over(value: Any, limit: int) -> bool:
         level = below
 
 
-def _plain_segments(stream: BinaryIO) -> Iterator[_Segment]:
-    """Blocks of complete lines of a plain file, read ``_BLOCK`` bytes at a time. A line
-    longer than ``max_line_bytes`` is refused once more than that is held."""
-    limit = limits.current().max_line_bytes
-    base = 0
-    number = 0  # complete lines before the block
-    carry: list[bytes] = []
-    held = 0  # bytes in carry
-    while True:
-        data = stream.read(_BLOCK)
-        if not data:
-            break
-        cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            carry.append(data)  # a line longer than a block
-            held += len(data)
-            if held > limit:
-                raise limits.line_too_long(held, limit, line=number + 1)
-            continue
-        block = b"".join((*carry, data[:cut])) if carry else data[:cut]
-        carry = [data[cut:]] if cut < len(data) else []
-        held = len(data) - cut
-        lines = block.split(b"\n")
-        lines.pop()  # the empty piece after the last line feed
-        if len(block) > limit:
-            limits.check_lines(lines, first_line=number + 1)
-        if held > limit:
-            raise limits.line_too_long(held, limit, line=number + len(lines) + 1)
-        yield _Segment(lines, jsonparse.risky_lines(block), base, len(block), None, False)
-        base += len(block)
-        number += len(lines)
-    tail = b"".join(carry)
-    if tail:
-        yield _Segment([], set(), base, 0, None, False, fragment=tail,
-                       fragment_end=base + len(tail))
-
-
-def _zstd_segments(stream: BinaryIO, result: ReadResult) -> Iterator[_Segment]:
-    """The frames of a concatenation of zstd frames (SES-FILE-007), one segment each.
-
-    Offsets are compressed-file offsets of the end of the frame that holds a line, so a torn
-    final frame is cut at its start. A complete frame that ends mid-line is corruption.
-    """
-    line_limit = limits.current().max_line_bytes
-    decompressor = zstandard.ZstdDecompressor()
-    obj = limits.BoundedFrameDecompressor(decompressor=decompressor)
-    frame_started = False
-    frame_start = 0
-    consumed = 0
-    outs: list[bytes] = []
-    while True:
-        data = stream.read(_CHUNK)
-        if not data:
-            break
-        while data:
-            frame_started = True
-            try:
-                out = obj.decompress(data)
-            except zstandard.ZstdError as exc:
-                raise fail("ZSTD_CORRUPT", "SES-FILE-007",
-                           f"corrupt zstd frame starting at byte {frame_start}: {exc}") from None
-            except ProblemError as exc:  # ZSTD_FRAME_TOO_LARGE: say which frame
-                raise ProblemError(replace(exc.problem, message=(
-                    f"{exc.problem.message} (the frame starting at byte {frame_start})"))
-                    ) from None
-            if out:
-                outs.append(out)
-            if obj.eof:
-                unused = obj.unused_data
-                consumed += len(data) - len(unused)
-                content = b"".join(outs)
-                outs = []
-                lines = content.split(b"\n")
-                if len(content) > line_limit:
-                    limits.check_lines(lines)
-                if lines.pop():
-                    raise fail("ZSTD_FRAME_MID_RECORD", "SES-FILE-007",
-                               f"zstd frame ending at byte {consumed} ends in the middle of a "
-                               "record")
-                if frame_start == 0 and len(lines) != 1:
-                    raise fail("ZSTD_CORRUPT", "SES-FILE-007",
-                               "corrupt zstd session log: the first frame is not exactly the "
-                               f"header line (it holds {len(lines)} lines)")
-                yield _Segment(lines, jsonparse.risky_lines(content), 0, len(content), consumed,
-                               frame_start > 0)
-                frame_start = consumed
-                obj = limits.BoundedFrameDecompressor(decompressor=decompressor)
-                frame_started = False
-                data = unused
-            else:
-                consumed += len(data)
-                data = b""
-    if frame_started:
-        # A structurally incomplete final frame: recover its complete lines (SES-FILE-008).
-        result.notes.append(f"incomplete final zstd frame at byte {frame_start}")
-        content = b"".join(outs)
-        lines = content.split(b"\n")
-        if len(content) > line_limit:
-            limits.check_lines(lines)
-        pending = lines.pop()
-        yield _Segment(lines, jsonparse.risky_lines(content), 0, len(content), frame_start, False,
-                       fragment=pending, fragment_end=frame_start)
-
-
-def open_bytes(data: bytes) -> BinaryIO:
-    """A buffered binary stream over bytes (for tests and stdin capture)."""
-    return io.BufferedReader(io.BytesIO(data))
+__all__ = ["FORM_BARE_JSONL", "FORM_DSH_JSONL", "FORM_JSON_ARRAY", "ZSTD_MAGIC", "Batch",
+           "DeferredRun", "Located", "LogReader", "ReadResult", "TornTail", "open_bytes"]
