@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dshkit.reference.memory.inputs import BUCKETS, MAX_SEED
-from dshkit.reference.memory.text import units
+from dshkit.reference.text import units
 
 from .entries import Entry
 from .errors import BUDGET, OPTION, AdapterError

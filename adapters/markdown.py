@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dshkit.reference.memory.text import js_trim
+from dshkit.reference.text import js_trim
 
 from .errors import PAYLOAD, AdapterError
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from dshkit.reference.compaction.transaction import ES_WHITESPACE
+from dshkit.reference.text import WHITESPACE as ES_WHITESPACE
 
 from .strategies import valid_logs
 

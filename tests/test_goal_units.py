@@ -11,7 +11,7 @@ from dshkit.reference.goal import (
     encode_goal_change,
     fold_goal,
 )
-from dshkit.reference.goal.decode import js_trim
+from dshkit.reference.text import js_trim
 
 
 def test_refused_round_leaves_the_log_unchanged() -> None:

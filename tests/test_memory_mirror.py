@@ -26,7 +26,8 @@ from dshkit.reference.memory.errors import MemoryProtocolError
 from dshkit.reference.memory.inputs import check_text
 from dshkit.reference.memory.mirror import Mirror, row_of
 from dshkit.reference.memory.provider import Provider
-from dshkit.reference.memory.text import fold, has_lone_surrogate, js_trim, units
+from dshkit.reference.memory.text import fold
+from dshkit.reference.text import has_lone_surrogate, js_trim, units
 
 BIG = budgets(10_000, 10_000, 10_000, 10_000)
 UG: Json = {"track": "user", "scope": "user-global"}

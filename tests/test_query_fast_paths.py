@@ -37,8 +37,8 @@ from dshkit.reference.query.search import CJK_RANGES, has_cjk, verbatim_run
 from dshkit.reference.query.sql import sanitize
 from dshkit.reference.query.store import OPEN_ROWIDS, SHADOWED_ROWIDS, classed
 from dshkit.reference.query.text import document_text, store_text
-from dshkit.reference.query.whitespace import WHITESPACE
 from dshkit.reference.session.vocabulary import KNOWN_EVENT_TYPES
+from dshkit.reference.text import WHITESPACE
 
 Event = dict[str, Any]
 FIXTURES = Path(__file__).parent / "fixtures" / "session"

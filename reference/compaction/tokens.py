@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..session import jsoncodec
+from ..text import units
 
 CHARS_PER_TOKEN = 4
 BLOCK_OVERHEAD = 4
@@ -18,7 +19,7 @@ ROLE_OVERHEAD = 4
 
 def utf16_length(text: str) -> int:
     """ECMAScript ``String.length`` of ``text`` (lone surrogates count 1)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    return units(text)
 
 
 def _tokens(text: str) -> int:

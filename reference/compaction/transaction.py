@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..session import jsoncodec
+from ..text import js_trim
 from .checkpoint import CHECKPOINT_PREAMBLE, checkpoint_message
 from .errors import CompactionError
 from .region import validate_region
@@ -28,9 +29,6 @@ Event = dict[str, Any]
 #: append in the meantime (what other writers did while the summary was pending).
 DuringSummary = Callable[[LogView], Sequence[Event]]
 
-#: ECMAScript white space and line terminators (what ``String.prototype.trim`` removes).
-ES_WHITESPACE = (" \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-                 "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 _NAMESPACE = uuid.UUID("6f1d7c1e-3b8a-4d52-9a57-2c3e5d0f4b21")
 
 
@@ -96,7 +94,7 @@ def _text_summary(result: Any) -> tuple[dict[str, Any], ...]:
         raise SummaryFailure("the summary contains an image block, which a checkpoint cannot "
                              "carry")
     text = tuple(b for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
-    if not any(b["text"].strip(ES_WHITESPACE) for b in text):
+    if not any(js_trim(b["text"]) for b in text):
         raise SummaryFailure("summarization produced no text summary content")
     return text
 

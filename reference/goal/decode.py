@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..session.checks import is_nonneg_safe_int
+from ..text import js_trim
 from .errors import GoalError
 
 GOAL_CHANGE_VERSION = 1
@@ -25,12 +26,6 @@ _GOAL_KEYS = ("id", "maxGoalRounds", "objective", "phase", "revision")
 
 def is_positive_safe_int(value: Any) -> bool:
     return is_nonneg_safe_int(value) and value >= 1
-
-
-def js_trim(text: str) -> str:
-    """ECMAScript ``String.prototype.trim``: white space and line terminators."""
-    return text.strip(" \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-                      "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 
 
 def is_normalized_text(value: Any) -> bool:
@@ -180,4 +175,4 @@ def encode_goal_change(change: GoalChange) -> dict[str, Any]:
 __all__ = ["BLOCK_CODE", "GOAL_CHANGE_VERSION", "PHASES", "SNAPSHOT_OPERATIONS", "Clear",
            "GoalChange", "Snapshot", "decode_block_reason", "decode_goal_change",
            "decode_snapshot", "encode_goal_change", "is_normalized_text",
-           "is_positive_safe_int", "js_trim"]
+           "is_positive_safe_int"]

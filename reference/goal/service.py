@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .decode import BLOCK_CODE, GOAL_CHANGE_VERSION, js_trim
+from ..text import js_trim
+from .decode import BLOCK_CODE, GOAL_CHANGE_VERSION
 from .errors import GoalError
 from .fold import GoalState, apply_event, event_seq
 

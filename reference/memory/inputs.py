@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..text import has_lone_surrogate, js_trim, units
 from .errors import invalid
 from .keys import agent_key, workspace_key
-from .text import has_lone_surrogate, js_trim, units
 
 TRACKS = ("user", "agent")
 SCOPES = ("user-global", "workspace")

@@ -6,7 +6,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from .text import fold, js_trim, nfc
+from ..text import js_trim
+from .text import fold, nfc
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 

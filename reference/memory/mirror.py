@@ -21,7 +21,8 @@ from itertools import compress, count, repeat
 from operator import attrgetter, contains
 from typing import Any, NamedTuple
 
-from .text import fold, units
+from ..text import units
+from .text import fold
 from .words import Words
 
 Layer = tuple[str, str, str, str]  # (track, scope, agentKey, workspaceKey)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..text import units
 from . import approval, snapshot
 from .approval import Decision, Gate, Policy
 from .errors import MemoryProtocolError, invalid
@@ -37,7 +38,7 @@ from .inputs import (
     normalise_tags,
 )
 from .store import CREATION, RANKING, Store, default_path, open_store
-from .text import excerpt, units
+from .text import excerpt
 
 Clock = Callable[[], int]
 IdFactory = Callable[[], str]

@@ -1,25 +1,14 @@
-"""String rules shared by the protocol: UTF-16 units, ECMAScript trim, the ASCII case fold."""
+"""String rules of the memory protocol: unit cuts and excerpts, the ASCII case fold, NFC,
+one-line text (UTF-16 units, ECMAScript trim and lone surrogates are :mod:`dshkit.reference.text`)."""
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
-# ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim removes (MEM-ENT-004).
-JS_WHITESPACE = (
-    "\u0009\u000a\u000b\u000c\u000d\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
-    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
+from ..text import units
+
 ELLIPSIS = "\u2026"
-_SURROGATE = re.compile("[\ud800-\udfff]")
 LINE_BREAKS = ("\r\n", "\n", "\r", "\u0085", "\u2028", "\u2029")
-
-
-def units(text: str) -> int:
-    """Length in UTF-16 code units (what ECMAScript ``String.length`` counts)."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def cut_units(text: str, limit: int) -> str:
@@ -38,10 +27,6 @@ def cut_units(text: str, limit: int) -> str:
 def excerpt(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` units plus an ellipsis when it was longer."""
     return text if units(text) <= limit else cut_units(text, limit) + ELLIPSIS
-
-
-def js_trim(text: str) -> str:
-    return text.strip(JS_WHITESPACE)
 
 
 def fold(text: str) -> str:
@@ -64,7 +49,3 @@ def one_line(text: str) -> str:
     for brk in LINE_BREAKS:
         text = text.replace(brk, " ")
     return text
-
-
-def has_lone_surrogate(text: str) -> bool:
-    return not text.isascii() and _SURROGATE.search(text) is not None

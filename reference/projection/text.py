@@ -7,13 +7,11 @@ three bytes of U+FFFD, and a JSON text escapes it as ``\\uXXXX``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Final
 
 from ..session import jsoncodec
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
+from ..text import LONE_SURROGATE
 
 NOTICE_OPEN: Final = "\n[\u2026 omitted "
 NOTICE_CLOSE: Final = " UTF-8 bytes \u2026]"
@@ -21,7 +19,7 @@ NOTICE_CLOSE: Final = " UTF-8 bytes \u2026]"
 
 def well_formed(text: str) -> str:
     """``text`` with surrogate pairs joined and every lone surrogate replaced by U+FFFD."""
-    if not _SURROGATE.search(text):
+    if not LONE_SURROGATE.search(text):
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 

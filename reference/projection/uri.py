@@ -10,21 +10,18 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..session import jsoncodec
+from ..text import LINE_TERMINATORS, WHITESPACE
 from .errors import INVALID_REFERENCE, SessionReferenceError
 
 SCHEME: Final = "dsh-session:"
 
-#: ECMAScript ``\s``: WhiteSpace and LineTerminator code points.
-JS_WHITESPACE: Final = ("\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-                        "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
-_LINE_TERMINATORS: Final = "\n\r\u2028\u2029"
 
 _PAYLOAD = re.compile(r"[A-Za-z0-9_-]+")
 _MENTION = re.compile(
-    r"@\[((?:\\[^" + _LINE_TERMINATORS + r"]|[^\\\]])*)\]\((dsh-session:[^" + JS_WHITESPACE
+    r"@\[((?:\\[^" + LINE_TERMINATORS + r"]|[^\\\]])*)\]\((dsh-session:[^" + WHITESPACE
     + r")]*)\)|(dsh-session:[A-Za-z0-9_-]+)")
 _ESCAPE = re.compile(r"[\\\]]")
-_UNESCAPE = re.compile(r"\\([^" + _LINE_TERMINATORS + "])")
+_UNESCAPE = re.compile(r"\\([^" + LINE_TERMINATORS + "])")
 
 
 def encode_uri(session_id: str) -> str:

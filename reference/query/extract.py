@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from .whitespace import WHITESPACE
+from ..text import WHITESPACE
 
 
 def join(parts: list[str]) -> str:

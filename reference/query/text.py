@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import re
 
-_LONE = re.compile("[\ud800-\udfff]")
+from ..text import LONE_SURROGATE, SURROGATE_RANGE
+
 #: What a stored document cannot hold (QRY-IDX-009): NUL, the highlight markers U+FDD0 and
 #: U+FDD1, and lone surrogates.
-_UNSAFE = re.compile("[\x00\ufdd0\ufdd1\ud800-\udfff]")
+_UNSAFE = re.compile("[\x00\ufdd0\ufdd1" + SURROGATE_RANGE + "]")
 
 
 def store_text(text: str) -> str:
-    return _LONE.sub("\ufffd", text)
+    return LONE_SURROGATE.sub("\ufffd", text)
 
 
 def document_text(text: str) -> str:

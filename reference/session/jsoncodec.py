@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from decimal import Decimal
 from typing import Any
 
 from .. import limits
 from ..problems import ProblemError, fail
+from ..text import LONE_SURROGATE
 
 MAX_SAFE_INTEGER = 9_007_199_254_740_991
 
@@ -227,8 +227,6 @@ def _has_float(value: JsonValue) -> bool:
     return False
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
 
 def dumps(value: JsonValue) -> str:
     """Serialise compactly, byte-for-byte as ECMAScript ``JSON.stringify`` would."""
@@ -238,8 +236,8 @@ def dumps(value: JsonValue) -> str:
         text = "".join(_js_iterencode(value))
     else:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    if _LONE_SURROGATE.search(text):
-        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    if LONE_SURROGATE.search(text):
+        text = LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text
 
 

@@ -12,8 +12,8 @@ from typing import Any
 from jsonschema.protocols import Validator
 
 from ...schemas import validator
-from ..memory.text import js_trim
 from ..problems import Problem
+from ..text import js_trim
 from .vocabulary import CORE_EVENT_TYPES, KNOWN_EVENT_TYPES
 
 
