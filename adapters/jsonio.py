@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dshkit.reference.json_input import JsonInputError, parse_json
+from dshkit.reference.json.inputs import JsonInputError, parse_json
 
 from .errors import PAYLOAD, AdapterError
 from .textutil import strip_bom

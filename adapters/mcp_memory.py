@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from dshkit.reference.json_input import JsonInputError, parse_json
+from dshkit.reference.json.inputs import JsonInputError, parse_json
 
 from .entries import Entry, EntryBuilder, read_entries, tags_of
 from .errors import PAYLOAD, AdapterError

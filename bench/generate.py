@@ -25,7 +25,7 @@ from typing import Any
 
 import zstandard
 
-from dshkit.reference.session import jsoncodec
+from dshkit.reference.json import codec as jsoncodec
 from dshkit.reference.session.chunk_rows import pack_events
 from dshkit.reference.session.header import header_line
 

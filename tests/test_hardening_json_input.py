@@ -15,8 +15,9 @@ import pytest
 from dshkit.adapters import REGISTRY, AdapterError
 from dshkit.adapters_cli import _option_values
 from dshkit.cli import main
-from dshkit.reference import json_input, limits
-from dshkit.reference.json_input import JsonInputError, parse_json, read_json
+from dshkit.reference import limits
+from dshkit.reference.json import inputs as json_input
+from dshkit.reference.json.inputs import JsonInputError, parse_json, read_json
 
 
 def _code(text: str | bytes, **options: Any) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import zstandard
 
-from dshkit.reference.session import jsonparse
+from dshkit.reference.json import parse as jsonparse
 from dshkit.reference.session import reader as reader_module
 from dshkit.reference.session.chunk_rows import pack_events
 from dshkit.reference.session.folding import FoldReport, fold_checks, fold_report

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dshkit.reference.json import parse as jsonparse
 from dshkit.reference.problems import ProblemError
-from dshkit.reference.session import jsonparse
 from dshkit.reference.session.folding import fold_path
 from dshkit.reference.session.levels import Level
 from dshkit.reference.session.reader import LogReader

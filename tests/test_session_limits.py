@@ -14,8 +14,9 @@ import pytest
 import zstandard
 
 from dshkit.reference import limits
+from dshkit.reference.json import codec as jsoncodec
+from dshkit.reference.json import parse as jsonparse
 from dshkit.reference.problems import ProblemError
-from dshkit.reference.session import jsoncodec, jsonparse
 from dshkit.reference.session import segments as reader_module
 from dshkit.reference.session.folding import fold_events, load_events
 from dshkit.reference.session.levels import Level

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from dshkit.reference.json import codec as jsoncodec
 from dshkit.reference.query import CODES as ERROR_CODES
 from dshkit.reference.query import (
     CursorPayload,
@@ -61,7 +62,6 @@ from dshkit.reference.query import (
 )
 from dshkit.reference.query.sql import check_predicates
 from dshkit.reference.query.tools import format_session_search, translate_session_search
-from dshkit.reference.session import jsoncodec
 
 from . import _query_store
 

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..session.jsoncodec import MAX_SAFE_INTEGER, js_number
+from ..json.codec import MAX_SAFE_INTEGER, js_number
 from .errors import CompactionError
 
 DEFAULT_THRESHOLD_RATIO = 0.8

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..session import jsoncodec
+from ..json import codec as jsoncodec
 from ..text import units
 
 CHARS_PER_TOKEN = 4

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..session import jsoncodec
+from ..json import codec as jsoncodec
 from ..text import js_trim
 from .checkpoint import CHECKPOINT_PREAMBLE, checkpoint_message
 from .errors import CompactionError

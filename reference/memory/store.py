@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..json_input import JsonInputError, parse_json
+from ..json.inputs import JsonInputError, parse_json
 from .errors import MemoryProtocolError, invalid
 from .mirror import BY_CREATION, BY_RANK, Mirror, first, make_row
 

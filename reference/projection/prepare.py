@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..session import jsoncodec
+from ..json import codec as jsoncodec
 from .config import ReferenceConfig
 from .errors import (
     BUDGET_EXCEEDED,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..session import jsoncodec
+from ..json import codec as jsoncodec
 from ..text import LONE_SURROGATE
 
 NOTICE_OPEN: Final = "\n[\u2026 omitted "

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from ..session import jsoncodec
+from ..json import codec as jsoncodec
 from ..text import LINE_TERMINATORS, WHITESPACE
 from .errors import INVALID_REFERENCE, SessionReferenceError
 

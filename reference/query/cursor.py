@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..session import jsoncodec
+from ..json import codec as jsoncodec
 from .errors import INVALID_CURSOR, STALE_CURSOR, SessionQueryError
 from .filters import RANGE_KINDS, Filter
 from .request import EventSearch, SessionSearch

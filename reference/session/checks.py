@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..json.codec import MAX_SAFE_INTEGER
 from ..problems import ProblemError, fail, pointer
-from .jsoncodec import MAX_SAFE_INTEGER
 from .vocabulary import ENVELOPE_KEYS, LEGACY_REQUEST_HEADER_DELTA
 
 Event = dict[str, Any]

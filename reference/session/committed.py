@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
+from ..json import parse as jsonparse
 from ..problems import Problem, ProblemError, fail
-from . import jsonparse
 from .chunk_rows import decode_record
 from .segments import Segment
 

@@ -27,7 +27,7 @@ from itertools import islice
 from operator import lt
 from typing import Any, NamedTuple
 
-from .jsoncodec import MAX_SAFE_INTEGER
+from ..json.codec import MAX_SAFE_INTEGER
 from .repair import Pending
 from .state import CheckState
 from .vocabulary import ENVELOPE_KEYS

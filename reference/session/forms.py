@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from .. import limits
+from ..json import codec as jsoncodec
 from ..problems import ProblemError, fail
-from . import jsoncodec
 from .chunk_rows import decode_record
 from .header import check_header, is_header_candidate, refuse_foreign_version
 

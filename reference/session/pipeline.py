@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..json.codec import check_lossless
 from ..problems import Problem, ProblemError, fail
 from . import legacy
 from .checks import (
@@ -32,7 +33,6 @@ from .checks import (
 )
 from .fastpath import FastPath
 from .fastpath import absorber as _absorber
-from .jsoncodec import check_lossless
 from .levels import Level, level_of
 from .reader import DeferredRun
 from .state import CheckState

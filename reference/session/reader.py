@@ -30,8 +30,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
+from ..json import parse as jsonparse
 from ..problems import fail
-from . import jsonparse
 from .chunk_rows import ROW_TYPES
 from .committed import UNREAD, Scan, TornTail, commit_runs
 from .forms import (

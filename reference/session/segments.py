@@ -18,8 +18,8 @@ from typing import BinaryIO
 import zstandard
 
 from .. import limits
+from ..json import parse as jsonparse
 from ..problems import ProblemError, fail
-from . import jsonparse
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _CHUNK = 1 << 16  # compressed bytes fed to the zstd decoder at a time

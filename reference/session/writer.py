@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 import zstandard
 
+from ..json import codec as jsoncodec
 from ..problems import ProblemError, fail
-from . import jsoncodec
 from .chunk_rows import pack_events
 
 Compression = Literal["zstd", "none"]

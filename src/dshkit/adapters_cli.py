@@ -24,8 +24,8 @@ from .adapters.budget import check_budgets, check_seed_size, usage_of
 from .adapters.claude_imports import inside, is_managed_policy
 from .adapters.hermes import FILES as HERMES_FILES
 from .adapters.model import ExportResult
-from .reference import json_input
-from .reference.json_input import JsonInputError, parse_json
+from .reference.json import inputs as json_input
+from .reference.json.inputs import JsonInputError, parse_json
 from .reference.memory import MemoryProtocolError, open_provider
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2

@@ -24,7 +24,7 @@ from .reference.compaction import (
     resolve_prune_config,
 )
 from .reference.compaction.apply import apply_to_path, read_log
-from .reference.json_input import JsonInputError, parse_json
+from .reference.json.inputs import JsonInputError, parse_json
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 _IO_CODES = frozenset({"CMP_LOG_UNREADABLE", "CMP_WRITE_FAILED", "CMP_APPLY_USAGE",

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from .reference.json_input import UNREADABLE, JsonInputError, read_json
+from .reference.json.inputs import UNREADABLE, JsonInputError, read_json
 from .reference.memory import MemoryProtocolError, open_provider
 from .reference.memory.provider import Provider
 from .reference.memory.store import default_path

@@ -35,10 +35,10 @@ from dshkit.adapters import BUILTIN, AdapterError
 from dshkit.adapters.registry import check_output
 from dshkit.conformance.strategies import valid_logs
 from dshkit.conformance.strategies_adapters import any_json, any_text, entries
+from dshkit.reference.json import codec as jsoncodec
 from dshkit.reference.memory import MemoryProtocolError, open_provider
 from dshkit.reference.memory.exchange import envelope_entries
 from dshkit.reference.problems import ProblemError
-from dshkit.reference.session import jsoncodec
 from dshkit.reference.session.folding import fold_events, load_events
 from dshkit.reference.session.levels import Level
 from dshkit.reference.session.reader import LogReader, open_bytes

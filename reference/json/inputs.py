@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from . import limits
-from .problems import ProblemError
+from .. import limits
+from ..problems import ProblemError
 
 UNREADABLE: Final = "INPUT_UNREADABLE"
 INVALID_UTF8: Final = "JSON_INVALID_UTF8"

@@ -1,6 +1,6 @@
 """The one JSON parser seam of the reader: orjson when it is installed, the stdlib otherwise.
 
-The lossless reading rules (spec chapter ``session/json``) are defined by :mod:`.jsoncodec`,
+The lossless reading rules (spec chapter ``session/json``) are defined by :mod:`.codec`,
 which parses with the stdlib and hooks that notice ``-0``, non-finite numbers and the like.
 That parser is exact but slow. orjson is about four times faster, and it agrees with the
 stdlib on every text it accepts, except three:
@@ -32,7 +32,7 @@ from typing import Any
 
 from .. import limits
 from ..problems import fail
-from . import jsoncodec
+from . import codec as jsoncodec
 
 JsonValue = Any
 FastLoads = Callable[[bytes], JsonValue]
