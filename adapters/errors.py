@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dshkit.reference.errors import DshkitError
+
 PAYLOAD = "ADAPTER_PAYLOAD"
 UNREPRESENTABLE = "ADAPTER_UNREPRESENTABLE"
 OPTION = "ADAPTER_OPTION"
@@ -18,16 +20,13 @@ CODES = (PAYLOAD, UNREPRESENTABLE, OPTION, LOSS, BUDGET, NOT_FOUND, INVALID, OUT
 LOCATION_KEYS = ("line", "pointer", "key")
 
 
-class AdapterError(Exception):
+class AdapterError(DshkitError):
     """Every adapter failure. ``details`` always holds at least one of ``line``, ``pointer``
     or ``key`` (the location), plus ``format`` and code-specific members."""
 
     def __init__(self, code: str, message: str, *, fmt: str | None = None,
                  line: int | None = None, pointer: str | None = None, key: str | None = None,
                  path: str | None = None, **extra: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
         details: dict[str, Any] = {}
         for name, value in (("format", fmt), ("path", path), ("line", line),
                             ("pointer", pointer), ("key", key)):
@@ -36,7 +35,7 @@ class AdapterError(Exception):
         details.update(extra)
         if not any(name in details for name in LOCATION_KEYS):
             details["pointer"] = "/"
-        self.details = details
+        super().__init__(code, message, details)
 
     def with_format(self, fmt: str) -> AdapterError:
         if "format" not in self.details:

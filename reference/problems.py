@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import DshkitError
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -51,12 +53,17 @@ class Problem:
         }
 
 
-class ProblemError(Exception):
+class ProblemError(DshkitError):
     """Raised where a problem must stop the current operation."""
 
     def __init__(self, problem: Problem) -> None:
-        super().__init__(problem.message)
+        super().__init__(problem.code, problem.message,
+                         {"requirement": problem.requirement, "seq": problem.seq,
+                          "line": problem.line, "pointer": problem.pointer})
         self.problem = problem
+
+    def to_json(self) -> dict[str, Any]:
+        return self.problem.to_json()
 
 
 def fail(code: str, requirement: str, message: str, *, pointer: str = "", seq: int | None = None,

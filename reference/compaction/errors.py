@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import DshkitError
 
-class CompactionError(Exception):
+
+class CompactionError(DshkitError):
     """A refused compaction operation: a stable ``code``, the requirement it enforces, a
     one-line message and optional JSON-able details (``seq``, ``key`` and so on)."""
 
     def __init__(self, code: str, requirement: str, message: str, **detail: Any) -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(code, message, {"requirement": requirement, **detail})
         self.requirement = requirement
-        self.message = message
         self.detail = detail
 
     def to_json(self) -> dict[str, Any]:

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import DshkitError
 
-class GoalError(Exception):
+
+class GoalError(DshkitError):
     """A refused goal change, round or service call: a stable ``code``, the requirement it
     enforces, a message, and the session ``seq`` when it comes from replay."""
 
     def __init__(self, code: str, requirement: str, message: str, *,
                  seq: int | None = None) -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(code, message, {"requirement": requirement} if seq is None
+                         else {"requirement": requirement, "seq": seq})
         self.requirement = requirement
-        self.message = message
         self.seq = seq
 
     def at(self, seq: int) -> GoalError:

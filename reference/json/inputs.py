@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .. import limits
+from ..errors import DshkitError
 from ..problems import ProblemError
 
 UNREADABLE: Final = "INPUT_UNREADABLE"
@@ -32,15 +33,14 @@ CODES: Final = frozenset({UNREADABLE, INVALID_UTF8, SYNTAX, NON_FINITE, NUMBER_T
                           TOO_DEEP})
 
 
-class JsonInputError(ValueError):
+class JsonInputError(DshkitError, ValueError):
     """A JSON input that cannot be used. ``code`` is one of :data:`CODES`; ``line`` and
     ``column`` (1-based) locate a syntax error when they are known."""
 
     def __init__(self, code: str, message: str, *, line: int | None = None,
                  column: int | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+        super().__init__(code, message, {} if line is None or column is None
+                         else {"line": line, "column": column})
         self.line = line
         self.column = column
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import DshkitError
 
-class MemoryProtocolError(Exception):
+
+class MemoryProtocolError(DshkitError):
     """Every protocol failure. ``to_json()`` is the canonical error object."""
 
     def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details: dict[str, Any] = details or {}
+        super().__init__(code, message, details or {})
 
     def to_json(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "details": self.details}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ..errors import DshkitError
+
 INVALID_CONFIG: Final = "SESSION_REFERENCE_INVALID_CONFIG"
 INVALID_REFERENCE: Final = "SESSION_REFERENCE_INVALID_REFERENCE"
 SELF_REFERENCE: Final = "SESSION_REFERENCE_SELF_REFERENCE"
@@ -27,13 +29,11 @@ REQUIREMENT: Final = {
 }
 
 
-class SessionReferenceError(Exception):
+class SessionReferenceError(DshkitError):
     """A refused reference operation; ``code`` is one of :data:`CODES`."""
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+        super().__init__(code, message, {"requirement": REQUIREMENT.get(code, "REF-ERR-001")})
 
     @property
     def requirement(self) -> str:

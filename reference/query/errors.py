@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ..errors import DshkitError
+
 ABORTED: Final = "SESSION_QUERY_ABORTED"
 CORRUPT_SESSION: Final = "SESSION_QUERY_CORRUPT_SESSION"
 EVENT_NOT_FOUND: Final = "SESSION_QUERY_EVENT_NOT_FOUND"
@@ -31,13 +33,11 @@ CODES: Final = (ABORTED, CORRUPT_SESSION, EVENT_NOT_FOUND, INDEX_FAILED, INVALID
                 SESSION_NOT_FOUND, STALE_CURSOR, SOURCE_CONFLICT)
 
 
-class SessionQueryError(Exception):
+class SessionQueryError(DshkitError):
     """A refused query operation; ``code`` is one of :data:`CODES` (or ``INVALID_ARGS``)."""
 
     def __init__(self, code: str, message: str, **detail: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+        super().__init__(code, message, detail)
         self.detail = detail
 
     def to_json(self) -> dict[str, Any]:
