@@ -62,6 +62,9 @@ class ProblemError(DshkitError):
                           "line": problem.line, "pointer": problem.pointer})
         self.problem = problem
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return type(self), (self.problem,)
+
     def to_json(self) -> dict[str, Any]:
         return self.problem.to_json()
 

@@ -53,6 +53,9 @@ class EventProblem(ProblemError):
         super().__init__(problem)
         self.level = level
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return type(self), (self.problem, self.level)
+
 
 class SessionChecker(CheckState):
     """The general path: every check of the level on one event at a time, over the state of
