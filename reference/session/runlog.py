@@ -48,7 +48,8 @@ class LogRun:
     ``failed_level`` are the verdict: the first problem only, unless every problem was asked
     for (then every problem of the lowest failing level, SES-LVL-005). ``stop`` is where a run
     without the enclosure invariants would have stopped, after ``stop_events`` events;
-    ``unreadable`` is the problem that ended the reading, if one did. ``header``, ``torn``,
+    ``unreadable`` is the problem that ended the reading, if one did (known only when every
+    problem was asked for: a run that stops at the first does not tell them apart). ``header``, ``torn``,
     ``form``, ``compressed``, ``committed_bytes`` and ``committed_events`` describe the file
     (None, None, None, False, None, 0 for events given in memory). ``kept`` holds the events as
     checked (after legacy migration, closers included) when they were asked for; ``typed``
@@ -101,8 +102,8 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
     (SES-FILE-008/009). ``every_problem`` goes on after a problem and keeps every problem of the
     lowest failing level; otherwise the run stops at the first. ``closers`` (see
     :data:`Closers`) applies when the run found no stopping problem. ``keep`` keeps every event
-    as checked; ``sink``, instead, is given the events checked since its last call, after each
-    batch and at the end (the list is cleared after each call). ``typed`` adds the typed layer.
+    as checked; ``sink``, instead (``keep`` is then ignored), is given the events checked since
+    its last call, after each batch and at the end (the list is cleared after each call). ``typed`` adds the typed layer.
     ``handback`` lets the reader leave checks to the run loops' fast path
     (:meth:`LogReader.batches`); turning it off changes nothing but the speed.
     """
@@ -140,7 +141,7 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
     events = checker.count
     found: list[Event] = []
     if stop is None and closers != "none":
-        if closers == "append":
+        if closers == "append":  # with the fold's checks, whatever the level of the run
             checker.checks = Checks(envelope_and_shapes=True, invariants=False, storage=True,
                                     repair=True)
             checker.observer = None
@@ -158,7 +159,8 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
         form=result.form if result else None, compressed=result.compressed if result else False,
         committed_bytes=result.committed_bytes if result else None,
         committed_events=result.committed_events if result else 0,
-        closers=tuple(found), kept=tuple(kept) if keep and kept is not None else None,
+        closers=tuple(found),
+        kept=tuple(kept) if keep and sink is None and kept is not None else None,
         typed=None if typed_found is None else tuple(typed_found), fold=checker.fold)
 
 
