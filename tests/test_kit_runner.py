@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from dshkit.cli import main as dshkit_main
-from dshkit.conformance import runner
+from dshkit.conformance import console
+from dshkit.conformance.implementations.reference import ReferenceImplementation
 from dshkit.conformance.interface import Approver, Implementation, JsonObject, NotSupported
-from dshkit.conformance.reference_impl import ReferenceImplementation
 from dshkit.conformance.registry import covers, discover, registry
 from dshkit.conformance.runner import KitError, load_implementation, run_case, run_kit
 from dshkit.conformance.vectors import load_cases
@@ -135,7 +135,7 @@ def test_unknown_suite_errors_its_cases() -> None:
 def test_load_implementation_forms() -> None:
     assert load_implementation("reference").name == "dshkit-reference"
     assert load_implementation("model").capabilities == ("memory.protocol",)
-    impl = load_implementation("py:dshkit.conformance.reference_impl:create")
+    impl = load_implementation("py:dshkit.conformance.implementations.reference:create")
     assert isinstance(impl, Implementation)
     for spec, code in (("py:no.such.module:create", "IMPL_UNAVAILABLE"),
                        ("py:dshkit.conformance.vectors:load_cases", "IMPL_INVALID"),
@@ -199,7 +199,7 @@ def test_dshkit_conformance_console(capsys: pytest.CaptureFixture[str], tmp_path
 
 
 def test_console_script_main(capsys: pytest.CaptureFixture[str]) -> None:
-    assert runner.main(["--impl", "model", "--suite", "memory", "--case", "mem-sto-*"]) == 0
+    assert console.main(["--impl", "model", "--suite", "memory", "--case", "mem-sto-*"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "1 passed, 0 failed"  # mem-sto-reopen; the rest is not applicable
 
@@ -215,7 +215,7 @@ def test_usage_errors_are_structured(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_failing_implementation_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    code = runner.main(["--impl", f"py:{__name__}:create_crashing", "--suite", "session-log",
+    code = console.main(["--impl", f"py:{__name__}:create_crashing", "--suite", "session-log",
                         "--case", "ses-env-*", "--properties", "0"])
     out = capsys.readouterr().out.splitlines()
     assert code == 1
