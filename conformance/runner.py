@@ -15,6 +15,7 @@ import importlib
 import shlex
 import time
 from collections.abc import Callable, Iterable, Sequence
+from importlib import metadata
 from typing import Any, cast
 
 from .baseline import Baseline
@@ -65,14 +66,18 @@ class _LegacySessionLog:
 
 
 def _reference_unavailable(exc: ImportError) -> KitError:
-    missing = getattr(exc, "name", None)
-    hint = (f"install what it needs ({missing!r} is missing; pip install dshkit with its "
-            "dependencies, e.g. pip install zstandard orjson)" if missing else
-            "reinstall dshkit with its dependencies")
+    try:
+        needs = [r.split(";")[0].strip() for r in metadata.requires("dshkit") or []
+                 if "extra ==" not in r]
+    except metadata.PackageNotFoundError:
+        needs = []
+    hint = (f"pip install {' '.join(repr(n) for n in needs)}" if needs
+            else "reinstall dshkit with its dependencies")
     return KitError(REFERENCE_UNAVAILABLE,
                     f"the default implementation, the dshkit reference, cannot be imported "
-                    f"({type(exc).__name__}: {exc}); {hint}, or run another implementation "
-                    "with --impl cmd:<command line> or --impl py:module:factory")
+                    f"({type(exc).__name__}: {exc}); install what it needs ({hint}), or run "
+                    "another implementation with --impl cmd:<command line> or "
+                    "--impl py:module:factory")
 
 
 def load_implementation(spec: str, *, timeout: float = 30.0) -> Implementation:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -225,3 +226,57 @@ def test_failing_implementation_exits_1(capsys: pytest.CaptureFixture[str]) -> N
 
 def create_crashing() -> Declared:
     return Declared("session-log", fail="crash")
+
+
+#: A kit process in which the reference's dependencies cannot be imported.
+WITHOUT_REFERENCE = ("import sys; sys.modules['zstandard'] = sys.modules['orjson'] = None; "
+                     "from dshkit.conformance.console import main; sys.exit(main(sys.argv[1:]))")
+
+
+def _kit_without_reference(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", WITHOUT_REFERENCE, *args], capture_output=True,
+                          text=True, cwd=cwd, check=False, timeout=300)
+
+
+def test_without_the_reference_the_default_is_a_coded_error(tmp_path: Path) -> None:
+    result = _kit_without_reference("--properties", "0", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert "REFERENCE_UNAVAILABLE" in result.stderr and "zstandard" in result.stderr
+    assert "pip install" in result.stderr and "--impl cmd:" in result.stderr
+
+
+def test_without_the_reference_another_implementation_runs(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    result = _kit_without_reference("--impl", "model", "--suite", "memory", "--suite",
+                                    "session-log", "--properties", "2", "--seed", "3",
+                                    "--report", str(report), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = json.loads(report.read_text(encoding="utf-8"))["summary"]
+    assert summary["failed"] == summary["errored"] == 0 and summary["passed"] > 100, summary
+    properties = summary["property_tests"]
+    assert properties["memory-model"]["status"] == "passed", properties["memory-model"]
+    # the model declares no session-log capability: not applicable, the reference not needed
+    assert properties["session-fold"]["status"] == "not_applicable", properties["session-fold"]
+
+
+def test_a_property_needing_the_reference_errors_with_the_code(tmp_path: Path) -> None:
+    code = ("import sys, json; sys.modules['zstandard'] = sys.modules['orjson'] = None\n"
+            "from dshkit.conformance.properties import session_fold_check\n"
+            "class Impl:\n"
+            "    name, version, capabilities = 'x', '1', ('session-log',)\n"
+            "    def run(self, *args, **kwargs): raise AssertionError('not reached')\n"
+            "print(json.dumps(session_fold_check(Impl(), max_examples=2, seed=1)))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, check=False, timeout=300)
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["status"] == "errored" and outcome["ok"] is False, outcome
+    assert outcome["detail"].startswith("REFERENCE_UNAVAILABLE"), outcome
+
+
+def test_an_unknown_suite_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert console.main(["--suite", "nope", "--properties", "0"]) == 2
+    message = capsys.readouterr().err
+    assert "SUITE_UNKNOWN" in message
+    assert all(name in message.split("known: ", 1)[1] for name in registry().suites)
