@@ -4,8 +4,10 @@
 :func:`plan_requests` draws a compactable log (:func:`dshkit.conformance.
 strategies_compaction.compactable_logs`), a trigger, a context window, a fixed summary text
 and a pruning configuration (or none). Each draw is one ``compaction.plan`` case whose
-expectation is the reference's exact result; before that comparison the property checks what
-the specification states of every plan, whatever the implementation:
+expectation is the exact result of the implementation that gives the expected answers
+(``expected``, default: the reference); before that comparison the property checks what the
+specification states of every plan, whatever the implementation (read with the reference's
+view of the log, see :mod:`dshkit.conformance.implementations.reference.statements`):
 
 - never inside a structural unit (CMP-BND-005): each checkpoint replaces a span that starts
   and ends at balanced cuts of the surface it replaces;
@@ -49,10 +51,10 @@ def plan_requests(draw: st.DrawFn) -> JsonObject:
 
 def _probe(expected: Implementation, request: JsonObject) -> list[Probe]:
     case = expected_case(expected, "compaction.plan", {"events": request["events"]},
-                          request["params"], requirements=REQUIREMENTS, suite="compaction",
-                          prefix="cmp", description="A generated log and trigger on which an "
-                          "implementation's compaction plan broke the compaction-boundary "
-                          "property or disagreed with the reference (shrunk by hypothesis).")
+                         request["params"], requirements=REQUIREMENTS, suite="compaction",
+                         prefix="cmp", description="A generated log and trigger on which an "
+                         "implementation's compaction plan broke the compaction-boundary "
+                         "property or disagreed with the reference (shrunk by hypothesis).")
     return [Probe(case, statement_of(expected, "compaction-boundary", request))]
 
 

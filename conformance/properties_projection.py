@@ -4,9 +4,11 @@
 :func:`retention_requests` draws a surface snapshot (:func:`dshkit.conformance.
 strategies_projection.surface_snapshots`), a label and a byte budget from 1 to a little more
 than the snapshot needs untouched. Each draw is one ``reference.retain`` case whose
-expectation is the reference's exact result; before that comparison the property checks what
-the specification states of every retained source, whatever the implementation
-(REF-RET-001, -003, -008, -010):
+expectation is the exact result of the implementation that gives the expected answers
+(``expected``, default: the reference); before that comparison the property checks what the
+specification states of every retained source, whatever the implementation (REF-RET-001,
+-003, -008, -010; read with the reference's projection of the snapshot, see
+:mod:`dshkit.conformance.implementations.reference.statements`):
 
 - never over: ``size`` is at most the budget and is the byte length of the tag-safe
   rendering of ``data``;
@@ -60,11 +62,11 @@ def retention_requests(draw: st.DrawFn, expected: Implementation) -> JsonObject:
 def _probe(expected: Implementation, request: JsonObject) -> list[Probe]:
     data = {"snapshot": request["snapshot"], "label": request["label"]}
     case = expected_case(expected, "reference.retain", data,
-                          {"maxBytes": request["maxBytes"]}, requirements=REQUIREMENTS,
-                          suite="session-reference", prefix="ref",
-                          description="A generated snapshot and budget on which an "
-                          "implementation's retention broke the projection-budget property "
-                          "or disagreed with the reference (shrunk by hypothesis).")
+                         {"maxBytes": request["maxBytes"]}, requirements=REQUIREMENTS,
+                         suite="session-reference", prefix="ref",
+                         description="A generated snapshot and budget on which an "
+                         "implementation's retention broke the projection-budget property "
+                         "or disagreed with the reference (shrunk by hypothesis).")
     return [Probe(case, statement_of(expected, "projection-budget", request))]
 
 
@@ -76,5 +78,5 @@ def projection_budget_check(impl: Implementation, *, max_examples: int = 50,
     compare them with the reference; the shrunk failing case is returned (and written to
     ``counterexample_dir``) as a vector."""
     return check_against(expected, retention_requests, _probe, impl, name="projection-budget",
-                 capabilities=("session-reference",), max_examples=max_examples, seed=seed,
-                 counterexample_dir=counterexample_dir)
+                         capabilities=("session-reference",), max_examples=max_examples,
+                         seed=seed, counterexample_dir=counterexample_dir)
