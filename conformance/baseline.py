@@ -16,37 +16,15 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .runner import CaseOutcome
+from .outcomes import BaselineEntry, CaseOutcome
 
 __all__ = ["Baseline", "BaselineEntry", "BaselineError", "load_baseline"]
 
 
 class BaselineError(ValueError):
     """The baseline file is unreadable or does not follow its schema."""
-
-
-@dataclass(frozen=True, slots=True)
-class BaselineEntry:
-    id: str
-    reason: str
-    issue: str | None = None
-    status: str | None = None  # failed | errored | skipped; any of them when absent
-    expires: dt.date | None = None
-    property: bool = False  # the id names a property test of the kit, not a case
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"property" if self.property else "id": self.id,
-                               "reason": self.reason}
-        if self.issue:
-            out["issue"] = self.issue
-        if self.status:
-            out["status"] = self.status
-        if self.expires:
-            out["expires"] = self.expires.isoformat()
-        return out
 
 
 @dataclass(frozen=True, slots=True)

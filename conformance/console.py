@@ -15,6 +15,7 @@ import importlib.util
 import json
 import random
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,12 @@ from dshkit import __version__
 from .baseline import BaselineError, load_baseline
 from .coverage import coverage
 from .kitdata import KIT_NAME, digests, manifest, requirements, spec_versions
-from .registry import registry
+from .registry import Registry, registry
 from .report import build_report, console_lines, to_junit, to_markdown
 from .runner import KitError, load_implementation, run_kit, select_cases
 from .vectors import load_cases, load_files
 
-__all__ = ["add_arguments", "build_parser", "execute"]
+__all__ = ["add_arguments", "build_parser", "execute", "main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 #: Examples per property test in a default run: enough to exercise every generator, small
@@ -107,6 +108,16 @@ def _properties(args: argparse.Namespace, impl: Any, seed: int) -> dict[str, Any
                           counterexample_dir=args.counterexamples, suites=args.suite) or None
 
 
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``dshkit-conformance`` console script (same options as ``dshkit conformance``)."""
+    parser = build_parser("dshkit-conformance")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else 2
+    return execute(args)
+
+
 def execute(args: argparse.Namespace) -> int:
     try:
         return _execute(args)
@@ -117,12 +128,19 @@ def execute(args: argparse.Namespace) -> int:
         return EXIT_INTERNAL
 
 
+def _unknown_suites(unknown: Sequence[str], suites: Registry) -> str:
+    message = f"unknown suite(s) {', '.join(unknown)}; known: {', '.join(suites.suites)}"
+    if suites.problems:
+        broken = "; ".join(f"{module}: {problem}" for module, problem in suites.problems.items())
+        message += f"; suite modules that failed to load: {broken}"
+    return message
+
+
 def _execute(args: argparse.Namespace) -> int:
     suites = registry()
     unknown = [s for s in args.suite if s not in suites.suites]
     if unknown:
-        return _error(args, "SUITE_UNKNOWN", f"unknown suite(s) {', '.join(unknown)}; known: "
-                      f"{', '.join(suites.suites)}")
+        return _error(args, "SUITE_UNKNOWN", _unknown_suites(unknown, suites))
     try:
         baseline = load_baseline(args.baseline) if args.baseline else None
     except BaselineError as exc:

@@ -25,6 +25,7 @@ from typing import IO, Any
 from dshkit import __version__
 
 from .interface import Approver, ApproverFailure, JsonObject, NotSupported
+from .outcomes import KitError
 
 __all__ = ["HarnessCaseError", "SubprocessImplementation"]
 
@@ -165,8 +166,6 @@ class SubprocessImplementation:
     # -- process management -----------------------------------------------------------------
 
     def _start(self) -> None:
-        from .runner import KitError
-
         try:
             process = _Process(self.argv, self.cwd, self.env)
         except OSError as exc:
@@ -239,8 +238,6 @@ class SubprocessImplementation:
                                  "params": params}, approver)
 
     def run_request(self, request: JsonObject, approver: Approver | None = None) -> JsonObject:
-        from .runner import KitError
-
         self._case_stderr = ""
         if self._process is None:
             self.restarts += 1

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import sys
 
-from .harness_server import serve
-from .reference_impl import create
+from .harness_server import main as serve_implementation
 
 
 def main() -> int:
-    return serve(create())
+    return serve_implementation(["reference"])
 
 
 if __name__ == "__main__":

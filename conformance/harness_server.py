@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from .interface import ApproverFailure, Concurrent, Implementation, JsonObject, NotSupported
+from .runner import KitError, load_implementation
 
 __all__ = ["PROTOCOL_VERSION", "main", "serve"]
 
@@ -124,8 +125,6 @@ def serve(impl: Implementation, inbound: IO[str] | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .runner import KitError, load_implementation
-
     args = sys.argv[1:] if argv is None else argv
     spec = args[0] if args else "reference"
     try:

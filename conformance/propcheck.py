@@ -29,13 +29,14 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from .interface import Implementation, JsonObject
+from .outcomes import KitError
 from .registry import covers
-from .runner import run_case
+from .runner import load_implementation, run_case
 from .vectors import Case, case_from_json, format_json
 
 __all__ = ["PROPERTY_STATUSES", "SPEC_VERSION", "Probe", "case_id", "check",
-           "counterexample_file", "generated_case", "not_applicable",
-           "reference_case"]
+           "check_against", "counterexample_file", "expected_case", "generated_case",
+           "not_applicable", "statement_of"]
 
 SPEC_VERSION = "0.1.0"
 PROPERTY_STATUSES = ("passed", "failed", "errored", "not_applicable")
@@ -67,15 +68,22 @@ def generated_case(raw: JsonObject, *, suite: str, prefix: str, description: str
     return case_from_json(full, suite=suite, file="generated")
 
 
-def reference_case(reference: Callable[[str, JsonObject, JsonObject], JsonObject],
-                   operation: str, data: JsonObject, params: JsonObject, *,
-                   requirements: Sequence[str], suite: str, prefix: str,
-                   description: str) -> Case:
-    """:func:`generated_case` for one operation, expecting exactly what the reference
-    (a suite's ``reference`` function) answers."""
+def expected_case(expected: Implementation, operation: str, data: JsonObject,
+                  params: JsonObject, *, requirements: Sequence[str], suite: str, prefix: str,
+                  description: str) -> Case:
+    """:func:`generated_case` for one operation, expecting exactly what ``expected`` (the
+    implementation that gives the property its expected answers) answers."""
     raw = {"operation": operation, "input": data, "params": params,
-           "expect": reference(operation, data, params), "requirements": list(requirements)}
+           "expect": expected.run(operation, data, params), "requirements": list(requirements)}
     return generated_case(raw, suite=suite, prefix=prefix, description=description)
+
+
+def statement_of(expected: Implementation, property: str, request: JsonObject) -> Check | None:
+    """What ``property`` states of any result for ``request``, when ``expected`` can say it
+    (the reference does: ``statement(property, request)``); ``None`` otherwise."""
+    state: Callable[[str, JsonObject], Check | None] | None = getattr(
+        expected, "statement", None)
+    return state(property, request) if state is not None else None
 
 
 def counterexample_file(case: Case, detail: str) -> str:
@@ -95,6 +103,12 @@ def _base(name: str, capabilities: Sequence[str], max_examples: int,
 def not_applicable(name: str, capabilities: Sequence[str], max_examples: int, seed: int | None,
                    detail: str) -> JsonObject:
     return {**_base(name, capabilities, max_examples, seed), "status": "not_applicable",
+            "detail": detail, "duration_s": 0.0}
+
+
+def errored(name: str, capabilities: Sequence[str], max_examples: int, seed: int | None,
+            detail: str) -> JsonObject:
+    return {**_base(name, capabilities, max_examples, seed), "status": "errored", "ok": False,
             "detail": detail, "duration_s": 0.0}
 
 
@@ -158,3 +172,27 @@ def check(draw: st.SearchStrategy[Any], build: Callable[[Any], Iterable[Case | P
     result["examples_run"] = examples[0]
     result["duration_s"] = round(time.perf_counter() - started, 3)
     return result
+
+
+def check_against(expected: Implementation | None,
+                  draw: Callable[[Implementation], st.SearchStrategy[Any]],
+                  build: Callable[[Implementation, Any], Iterable[Case | Probe]],
+                  impl: Implementation, *, name: str, capabilities: Sequence[str] = (),
+                  max_examples: int, seed: int | None,
+                  counterexample_dir: str | Path | None) -> JsonObject:
+    """:func:`check` for a property whose expected answers come from an implementation:
+    ``expected``, or by default the dshkit reference (imported only now). When the reference
+    cannot be imported the property is ``errored`` with the reason and what to install."""
+    missing = [c for c in capabilities if not covers(impl.capabilities, c)]
+    if missing:
+        return not_applicable(name, capabilities, max_examples, seed,
+                              f"needs {', '.join(missing)}")
+    try:
+        oracle = expected if expected is not None else load_implementation("reference")
+    except KitError as exc:
+        return errored(name, capabilities, max_examples, seed,
+                       f"{exc.code}: the property's expected answers come from the "
+                       f"reference: {exc.message}")
+    return check(draw(oracle), lambda value: build(oracle, value), impl, name=name,
+                 capabilities=capabilities, max_examples=max_examples, seed=seed,
+                 counterexample_dir=counterexample_dir)

@@ -46,9 +46,12 @@ from hypothesis import strategies as st
 
 from .interface import Implementation, JsonObject
 from .memory_driver import DEFAULT_IDS
-from .propcheck import SPEC_VERSION, Probe, case_id, check, counterexample_file
+from .model_impl import create as create_model
+from .propcheck import SPEC_VERSION, Probe, case_id, check, check_against, counterexample_file
 from .properties_compaction import compaction_boundary_check
 from .properties_projection import projection_budget_check
+from .strategies import valid_logs
+from .suites.memory import attach, make_approver
 from .vectors import Case, case_from_json
 
 __all__ = [
@@ -253,11 +256,8 @@ def _step_expectation(response: JsonObject, approvals: list[JsonObject],
 
 def expectation(program: JsonObject) -> JsonObject:
     """The expectation the specification gives a program (computed with the model)."""
-    from .model_impl import create
-    from .suites.memory import attach, make_approver
-
     approver = make_approver(program)
-    result = attach(create().run("memory.calls", program["input"], program["params"],
+    result = attach(create_model().run("memory.calls", program["input"], program["params"],
                                  approver), approver)
     steps = program["input"]["steps"]
     expected = []
@@ -325,10 +325,8 @@ def stateful_memory_check(impl: Implementation, *, max_examples: int = 50,
                  max_examples=max_examples, seed=seed, counterexample_dir=counterexample_dir)
 
 
-def _fold_cases(log: list[Any]) -> list[Case]:
-    from .suites.session_log import reference
-
-    folded = reference("fold", {"events": log}, {"repair": False})
+def _fold_cases(expected: Implementation, log: list[Any]) -> list[Case]:
+    folded = expected.run("fold", {"events": log}, {"repair": False})
     expect = {"valid": True, "nodes": folded.get("nodes"), "shadowed": folded.get("shadowed"),
               "messageIds": [m.get("id") for m in folded.get("messages", [])]}
     raws = [{"operation": "validate", "input": {"events": log}, "params": {"level": "invariants"},
@@ -347,14 +345,14 @@ def _fold_cases(log: list[Any]) -> list[Case]:
 
 
 def session_fold_check(impl: Implementation, *, max_examples: int = 50, seed: int | None = None,
-                       counterexample_dir: str | Path | None = None) -> JsonObject:
-    """Generated valid logs: valid at level invariants, and folded to the reference's nodes,
-    shadowed seqs and message ids."""
-    from .strategies import valid_logs
-
-    return check(valid_logs(), _fold_cases, impl, name="session-fold",
-                 capabilities=FOLD_CAPABILITIES, max_examples=max_examples, seed=seed,
-                 counterexample_dir=counterexample_dir)
+                       counterexample_dir: str | Path | None = None,
+                       expected: Implementation | None = None) -> JsonObject:
+    """Generated valid logs: valid at level invariants, and folded to the nodes, shadowed
+    seqs and message ids of ``expected`` (default: the reference)."""
+    return check_against(expected, lambda _: valid_logs(), _fold_cases, impl,
+                         name="session-fold", capabilities=FOLD_CAPABILITIES,
+                         max_examples=max_examples, seed=seed,
+                         counterexample_dir=counterexample_dir)
 
 
 MEMORY_CAPABILITIES = ("memory.protocol",)

@@ -1,13 +1,15 @@
 """The suites of the kit, discovered from the modules of ``dshkit.conformance.suites``.
 
-A suite module exposes ``SUITE``, ``CAPABILITY``, ``OPERATIONS``, ``reference(operation,
-input, params)`` and ``compare(expect, result)`` (kit-contract). Optional members:
+A suite module exposes ``SUITE``, ``CAPABILITY``, ``OPERATIONS`` and ``compare(expect,
+result)`` (kit-contract): the suite's data, never an implementation (the reference's binding
+of each suite is in :mod:`dshkit.conformance.implementations.reference`). Optional members:
 
 - ``CAPABILITIES: dict[str, str]``: finer capabilities (``"<CAPABILITY>.<name>"``) with a
   one-line description each;
 - ``requires(case: dict) -> Sequence[str]``: the capabilities one case needs (default: the
   suite's ``CAPABILITY``); a case may also list them itself (``"capabilities"``);
-- ``reference`` may take a keyword ``approver`` (memory cases).
+- ``make_approver(case)`` and ``attach(result, approver)``: the kit's approver for a case
+  and the result with what it recorded (memory cases).
 
 A module that fails to import or lacks a member is reported as a problem of the registry;
 the cases of its suite then error, and the rest of the kit still runs.
@@ -16,7 +18,6 @@ the cases of its suite then error, and the rest of the kit still runs.
 from __future__ import annotations
 
 import importlib
-import inspect
 import pkgutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,12 +25,12 @@ from functools import cache
 from types import ModuleType
 from typing import Any, cast
 
-from .interface import Approver, JsonObject
+from .interface import JsonObject
 from .vectors import Case
 
 __all__ = ["Registry", "Suite", "covers", "discover", "registry"]
 
-_REQUIRED = ("SUITE", "CAPABILITY", "OPERATIONS", "reference", "compare")
+_REQUIRED = ("SUITE", "CAPABILITY", "OPERATIONS", "compare")
 
 
 def covers(declared: Iterable[str], required: str) -> bool:
@@ -44,13 +45,6 @@ class Suite:
     operations: tuple[str, ...]
     module: ModuleType
     capabilities: dict[str, str]
-
-    def reference(self, operation: str, input: JsonObject, params: JsonObject,
-                  approver: Approver | None = None) -> JsonObject:
-        run = self.module.reference
-        if approver is not None and "approver" in inspect.signature(run).parameters:
-            return cast(JsonObject, run(operation, input, params, approver=approver))
-        return cast(JsonObject, run(operation, input, params))
 
     def compare(self, expect: JsonObject, result: JsonObject) -> str:
         return str(self.module.compare(expect, result))

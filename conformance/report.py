@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .coverage import Coverage
+from .outcomes import RunResult
 from .registry import Registry, covers
-from .runner import RunResult
 
 __all__ = ["build_report", "console_lines", "to_junit", "to_markdown"]
 

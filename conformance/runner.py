@@ -13,13 +13,13 @@ from __future__ import annotations
 import fnmatch
 import importlib
 import shlex
-import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any, cast
 
-from .baseline import Baseline, BaselineEntry
+from .baseline import Baseline
+from .harness_client import SubprocessImplementation
 from .interface import (
     Approver,
     Implementation,
@@ -27,57 +27,17 @@ from .interface import (
     NotSupported,
     SessionLogImplementation,
 )
+from .outcomes import REFERENCE_UNAVAILABLE, STATUSES, CaseOutcome, KitError, RunResult
 from .registry import Registry, Suite, covers, registry, result_of
 from .vectors import Case, load_cases
 
-__all__ = ["CaseOutcome", "KitError", "RunResult", "load_implementation", "main",
-           "run_case", "run_kit", "select_cases"]
+__all__ = ["REFERENCE", "STATUSES", "CaseOutcome", "KitError", "RunResult",
+           "load_implementation", "run_case", "run_kit", "select_cases"]
 
-STATUSES = ("passed", "failed", "errored", "skipped", "not_applicable")
-
-
-class KitError(Exception):
-    """A problem that stops the whole run (bad ``--impl``, a harness that cannot start)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-@dataclass(slots=True)
-class CaseOutcome:
-    case: Case
-    status: str  # one of STATUSES
-    detail: str = ""
-    duration: float = 0.0
-    capabilities: tuple[str, ...] = ()
-    stderr: str = ""
-    expected: bool = False  # listed in the baseline and failed as listed
-    baseline: BaselineEntry | None = None
-
-    @property
-    def unexpected(self) -> bool:
-        """Counts against the run: failed, errored or skipped, and not in the baseline."""
-        return self.status in ("failed", "errored", "skipped") and not self.expected
-
-
-@dataclass(slots=True)
-class RunResult:
-    implementation: Implementation
-    outcomes: list[CaseOutcome]
-    stale: list[dict[str, str]] = field(default_factory=list)
-    problems: dict[str, str] = field(default_factory=dict)
-    started: float = 0.0
-    duration: float = 0.0
-
-    def count(self, status: str) -> int:
-        return sum(1 for o in self.outcomes if o.status == status)
-
-    @property
-    def ok(self) -> bool:
-        return not self.stale and not any(o.unexpected for o in self.outcomes)
-
+#: The default implementation: the dshkit reference, bound to the kit by the only part of the
+#: kit that imports it (imported by name, so the rest of the kit runs without it).
+REFERENCE = "py:dshkit.conformance.implementations.reference:create"
+MODEL = "py:dshkit.conformance.model_impl:create"
 
 # -- implementations ----------------------------------------------------------------------------
 
@@ -105,17 +65,37 @@ class _LegacySessionLog:
         raise NotSupported(f"{operation} is not a session-log operation")
 
 
+def _reference_unavailable(exc: ImportError) -> KitError:
+    try:
+        needs = [r.split(";")[0].strip() for r in metadata.requires("dshkit") or []
+                 if "extra ==" not in r]
+    except metadata.PackageNotFoundError:
+        needs = []
+    hint = (f"pip install {' '.join(repr(n) for n in needs)}" if needs
+            else "reinstall dshkit with its dependencies")
+    return KitError(REFERENCE_UNAVAILABLE,
+                    f"the default implementation, the dshkit reference, cannot be imported "
+                    f"({type(exc).__name__}: {exc}); install what it needs ({hint}), or run "
+                    "another implementation with --impl cmd:<command line> or "
+                    "--impl py:module:factory")
+
+
 def load_implementation(spec: str, *, timeout: float = 30.0) -> Implementation:
     """``py:module:factory``, ``cmd:command line``, ``reference`` or ``model``."""
     if spec in ("reference", "ref"):
-        spec = "py:dshkit.conformance.reference_impl:create"
+        spec = REFERENCE
     elif spec == "model":
-        spec = "py:dshkit.conformance.model_impl:create"
+        spec = MODEL
     if spec.startswith("py:"):
         module_name, _, factory = spec[3:].partition(":")
         try:
             module = importlib.import_module(module_name)
             impl = getattr(module, factory or "create")()
+        except ImportError as exc:
+            if spec == REFERENCE:
+                raise _reference_unavailable(exc) from exc
+            raise KitError("IMPL_UNAVAILABLE",
+                           f"cannot create {spec}: {type(exc).__name__}: {exc}") from exc
         except Exception as exc:
             raise KitError("IMPL_UNAVAILABLE",
                            f"cannot create {spec}: {type(exc).__name__}: {exc}") from exc
@@ -126,8 +106,6 @@ def load_implementation(spec: str, *, timeout: float = 30.0) -> Implementation:
         raise KitError("IMPL_INVALID", f"{spec} provides neither run() with name, version and "
                        "capabilities nor the session-log methods")
     if spec.startswith("cmd:"):
-        from .harness_client import SubprocessImplementation
-
         argv = shlex.split(spec[4:])
         if not argv:
             raise KitError("IMPL_INVALID", "cmd: needs a command line")
@@ -227,19 +205,3 @@ def run_kit(impl: Implementation, cases: Sequence[Case] | None = None, *,
         stale = baseline.apply(outcomes, kit_ids=kit_ids, retired=set(retired))
     return RunResult(impl, outcomes, stale, dict(known.problems), started,
                      time.perf_counter() - clock)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The ``dshkit-conformance`` console script (same options as ``dshkit conformance``)."""
-    from .console import build_parser, execute
-
-    parser = build_parser("dshkit-conformance")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code) if isinstance(exc.code, int) else 2
-    return execute(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

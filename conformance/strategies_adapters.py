@@ -19,8 +19,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from dshkit.reference.memory.inputs import BUCKETS, normalise_tags
-from dshkit.reference.text import js_trim
+from .memory_model import BUCKETS, js_trim, normalise_tags
 
 __all__ = ["any_json", "any_text", "entries", "entry", "markdown_texts", "representable",
            "tags", "texts"]

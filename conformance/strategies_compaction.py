@@ -15,8 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from dshkit.reference.text import WHITESPACE as ES_WHITESPACE
-
+from .spec_constants import ES_WHITESPACE
 from .strategies import valid_logs
 
 Event = dict[str, Any]

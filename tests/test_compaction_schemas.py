@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from kit_support.reference_suites import compaction as suite
 
 from dshkit import schemas
-from dshkit.conformance.suites import compaction as suite
 from dshkit.spec_index import build_index
 
 REPO = Path(__file__).resolve().parents[1]

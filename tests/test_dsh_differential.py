@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from kit_support.reference_suites import session_log
 
 from dshkit.conformance.differential import (
     DSH_READINGS,
@@ -35,7 +36,6 @@ from dshkit.conformance.differential import (
 )
 from dshkit.conformance.divergences import parse_reason
 from dshkit.conformance.harness_client import SubprocessImplementation
-from dshkit.conformance.suites import session_log
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = Path(os.environ.get("DSHKIT_DSH_HARNESS", ROOT / "harnesses" / "dsh"))

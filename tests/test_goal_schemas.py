@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from kit_support.reference_suites import goal as suite
 
 from dshkit import schemas
-from dshkit.conformance.suites import goal as suite
 from dshkit.reference.goal import GoalError, decode_goal_change
 from dshkit.spec_index import build_index
 

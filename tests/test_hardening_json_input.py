@@ -1,5 +1,5 @@
 """JSON texts given to dshkit outside a session log (issue 9): command-line files and option
-values, adapter payloads. One bounded parser (``dshkit.reference.json_input``) reads them all;
+values, adapter payloads. One bounded parser (``dshkit.reference.json.inputs``) reads them all;
 each way a text can fail is one code, and each command turns it into its own structured error
 (MEM-EXP-005, CMP-CLI-002, ADP-CLI-006, ADP-SEC-003), never a traceback or INTERNAL_ERROR."""
 

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from dshkit.conformance.baseline import Baseline, BaselineError, baseline_from, load_baseline
+from dshkit.conformance.console import main
+from dshkit.conformance.implementations.reference import ReferenceImplementation
 from dshkit.conformance.interface import Approver, JsonObject
-from dshkit.conformance.reference_impl import ReferenceImplementation
-from dshkit.conformance.runner import main, run_kit
+from dshkit.conformance.runner import run_kit
 from dshkit.conformance.vectors import load_cases
 
 CASES = [c for c in load_cases("memory") if c.id.startswith("mem-memento-")]

@@ -18,7 +18,7 @@ import pytest
 
 import dshkit
 from dshkit.conformance.harness_client import SubprocessImplementation
-from dshkit.conformance.reference_impl import create
+from dshkit.conformance.implementations.reference import create
 from dshkit.conformance.runner import KitError, RunResult, run_case, run_kit
 from dshkit.conformance.suites import session_log
 from dshkit.conformance.vectors import Case, load_cases

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from dshkit.conformance.implementations.reference import create as create_reference
 from dshkit.conformance.model_impl import create as create_model
-from dshkit.conformance.reference_impl import create as create_reference
 from dshkit.conformance.runner import run_case
 from dshkit.conformance.suites import memory
 from dshkit.conformance.vectors import Case, load_cases

@@ -15,6 +15,7 @@ import dshkit
 from dshkit import schemas
 from dshkit.conformance.baseline import Baseline
 from dshkit.conformance.harness_client import SubprocessImplementation
+from dshkit.conformance.implementations.reference import ReferenceImplementation, create
 from dshkit.conformance.interface import Approver, JsonObject, NotSupported
 from dshkit.conformance.properties import (
     PROPERTIES,
@@ -27,7 +28,6 @@ from dshkit.conformance.properties import (
     session_fold_check,
     stateful_memory_check,
 )
-from dshkit.conformance.reference_impl import ReferenceImplementation, create
 from dshkit.conformance.runner import run_case
 from dshkit.conformance.suites import memory
 from dshkit.conformance.vectors import case_from_json
@@ -224,7 +224,7 @@ def test_baseline_entries_for_properties() -> None:
 
 def test_cli_runs_the_properties_by_default(tmp_path: Path,
                                             capsys: Any) -> None:
-    from dshkit.conformance.runner import main
+    from dshkit.conformance.console import main
 
     report = tmp_path / "r.json"
     assert main(["--case", "goal-dec-*", "--seed", "9", "--properties", "4",
@@ -250,7 +250,7 @@ def test_cli_runs_the_properties_by_default(tmp_path: Path,
 def test_cli_without_hypothesis_is_a_usage_error(monkeypatch: Any, capsys: Any) -> None:
     import importlib.util
 
-    from dshkit.conformance.runner import main
+    from dshkit.conformance.console import main
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

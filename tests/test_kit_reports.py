@@ -11,13 +11,14 @@ import pytest
 
 from dshkit import schemas
 from dshkit.conformance.baseline import Baseline
+from dshkit.conformance.console import main
 from dshkit.conformance.coverage import coverage
+from dshkit.conformance.implementations.reference import ReferenceImplementation
 from dshkit.conformance.interface import Approver, JsonObject, NotSupported
 from dshkit.conformance.kitdata import manifest
-from dshkit.conformance.reference_impl import ReferenceImplementation
 from dshkit.conformance.registry import registry
 from dshkit.conformance.report import build_report, console_lines, to_junit, to_markdown
-from dshkit.conformance.runner import main, run_kit
+from dshkit.conformance.runner import run_kit
 from dshkit.conformance.vectors import load_cases
 from dshkit.spec_index import build_index
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,9 +11,9 @@ from typing import Any
 import pytest
 
 from dshkit.cli import main as dshkit_main
-from dshkit.conformance import runner
+from dshkit.conformance import console
+from dshkit.conformance.implementations.reference import ReferenceImplementation
 from dshkit.conformance.interface import Approver, Implementation, JsonObject, NotSupported
-from dshkit.conformance.reference_impl import ReferenceImplementation
 from dshkit.conformance.registry import covers, discover, registry
 from dshkit.conformance.runner import KitError, load_implementation, run_case, run_kit
 from dshkit.conformance.vectors import load_cases
@@ -135,7 +136,7 @@ def test_unknown_suite_errors_its_cases() -> None:
 def test_load_implementation_forms() -> None:
     assert load_implementation("reference").name == "dshkit-reference"
     assert load_implementation("model").capabilities == ("memory.protocol",)
-    impl = load_implementation("py:dshkit.conformance.reference_impl:create")
+    impl = load_implementation("py:dshkit.conformance.implementations.reference:create")
     assert isinstance(impl, Implementation)
     for spec, code in (("py:no.such.module:create", "IMPL_UNAVAILABLE"),
                        ("py:dshkit.conformance.vectors:load_cases", "IMPL_INVALID"),
@@ -199,7 +200,7 @@ def test_dshkit_conformance_console(capsys: pytest.CaptureFixture[str], tmp_path
 
 
 def test_console_script_main(capsys: pytest.CaptureFixture[str]) -> None:
-    assert runner.main(["--impl", "model", "--suite", "memory", "--case", "mem-sto-*"]) == 0
+    assert console.main(["--impl", "model", "--suite", "memory", "--case", "mem-sto-*"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "1 passed, 0 failed"  # mem-sto-reopen; the rest is not applicable
 
@@ -215,7 +216,7 @@ def test_usage_errors_are_structured(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_failing_implementation_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    code = runner.main(["--impl", f"py:{__name__}:create_crashing", "--suite", "session-log",
+    code = console.main(["--impl", f"py:{__name__}:create_crashing", "--suite", "session-log",
                         "--case", "ses-env-*", "--properties", "0"])
     out = capsys.readouterr().out.splitlines()
     assert code == 1
@@ -225,3 +226,57 @@ def test_failing_implementation_exits_1(capsys: pytest.CaptureFixture[str]) -> N
 
 def create_crashing() -> Declared:
     return Declared("session-log", fail="crash")
+
+
+#: A kit process in which the reference's dependencies cannot be imported.
+WITHOUT_REFERENCE = ("import sys; sys.modules['zstandard'] = sys.modules['orjson'] = None; "
+                     "from dshkit.conformance.console import main; sys.exit(main(sys.argv[1:]))")
+
+
+def _kit_without_reference(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", WITHOUT_REFERENCE, *args], capture_output=True,
+                          text=True, cwd=cwd, check=False, timeout=300)
+
+
+def test_without_the_reference_the_default_is_a_coded_error(tmp_path: Path) -> None:
+    result = _kit_without_reference("--properties", "0", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert "REFERENCE_UNAVAILABLE" in result.stderr and "zstandard" in result.stderr
+    assert "pip install" in result.stderr and "--impl cmd:" in result.stderr
+
+
+def test_without_the_reference_another_implementation_runs(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    result = _kit_without_reference("--impl", "model", "--suite", "memory", "--suite",
+                                    "session-log", "--properties", "2", "--seed", "3",
+                                    "--report", str(report), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = json.loads(report.read_text(encoding="utf-8"))["summary"]
+    assert summary["failed"] == summary["errored"] == 0 and summary["passed"] > 100, summary
+    properties = summary["property_tests"]
+    assert properties["memory-model"]["status"] == "passed", properties["memory-model"]
+    # the model declares no session-log capability: not applicable, the reference not needed
+    assert properties["session-fold"]["status"] == "not_applicable", properties["session-fold"]
+
+
+def test_a_property_needing_the_reference_errors_with_the_code(tmp_path: Path) -> None:
+    code = ("import sys, json; sys.modules['zstandard'] = sys.modules['orjson'] = None\n"
+            "from dshkit.conformance.properties import session_fold_check\n"
+            "class Impl:\n"
+            "    name, version, capabilities = 'x', '1', ('session-log',)\n"
+            "    def run(self, *args, **kwargs): raise AssertionError('not reached')\n"
+            "print(json.dumps(session_fold_check(Impl(), max_examples=2, seed=1)))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, check=False, timeout=300)
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["status"] == "errored" and outcome["ok"] is False, outcome
+    assert outcome["detail"].startswith("REFERENCE_UNAVAILABLE"), outcome
+
+
+def test_an_unknown_suite_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert console.main(["--suite", "nope", "--properties", "0"]) == 2
+    message = capsys.readouterr().err
+    assert "SUITE_UNKNOWN" in message
+    assert all(name in message.split("known: ", 1)[1] for name in registry().suites)

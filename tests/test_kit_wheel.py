@@ -28,6 +28,9 @@ def venv_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     bin_dir = work / "venv" / "bin"
     subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--no-deps", "-q",
                     "--force-reinstall", str(wheel)], check=True, env=ENV, cwd=work)
+    # the reference harness below runs from the wheel too: what it needs beyond the system's
+    subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel)],
+                   check=True, env=ENV, cwd=work)
     return bin_dir
 
 

@@ -1,4 +1,4 @@
-"""The JSON parser seam (reference/session/jsonparse.py): orjson and the stdlib agree.
+"""The JSON parser seam (reference/json/parse.py): orjson and the stdlib agree.
 
 Every text gives the same value (same types, same float bits, same member order) or the same
 error code through the fast parser (orjson behind the guard) as through the exact parser (the

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit_support.reference_suites import adapter_dshkit as suite
 
 from dshkit import schemas
 from dshkit.conformance.registry import registry
-from dshkit.conformance.suites import adapter_dshkit as suite
 from dshkit.spec_index import build_index
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,14 +11,14 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-
-from dshkit import schemas
-from dshkit.conformance.suites import (
+from kit_support.reference_suites import (
     adapter_claude_md,
     adapter_hermes,
     adapter_mcp_memory,
     adapter_mem0,
 )
+
+from dshkit import schemas
 from dshkit.spec_index import build_index
 
 REPO = Path(__file__).resolve().parents[1]

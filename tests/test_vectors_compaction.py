@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 from kit_support import suite_vectors as sv
+from kit_support.reference_suites import compaction as suite
 from kit_support.suite_vectors import Case
-
-from dshkit.conformance.suites import compaction as suite
 
 CASES = sv.load_cases(suite, "compaction")
 #: Worked examples A-1 .. A-12 of the compaction spec.

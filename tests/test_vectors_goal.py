@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 from kit_support import suite_vectors as sv
+from kit_support.reference_suites import goal as suite
 from kit_support.suite_vectors import Case
-
-from dshkit.conformance.suites import goal as suite
 
 CASES = sv.load_cases(suite, "goal")
 #: Worked examples D-1 .. D-9 of the goal spec.

@@ -15,10 +15,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from kit_support.reference_suites import session_log
 
-from dshkit.conformance.reference_impl import create
+from dshkit.conformance.implementations.reference import create
 from dshkit.conformance.runner import run_case
-from dshkit.conformance.suites import session_log
 from dshkit.conformance.vectors import Case, load_cases
 from dshkit.spec_index import build_index
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit_support.reference_suites import session_ops as suite
 
 from dshkit import schemas
-from dshkit.conformance.suites import session_ops as suite
 from dshkit.spec_index import build_index
 
 REPO = Path(__file__).resolve().parents[1]

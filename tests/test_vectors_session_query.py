@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 from kit_support import suite_vectors as sv
+from kit_support.reference_suites import session_query as suite
 from kit_support.suite_vectors import Case
-
-from dshkit.conformance.suites import session_query as suite
 
 CASES = sv.load_cases(suite, "session-query")
 #: Worked examples C-1 .. C-12 and the CJK example of the session-query spec.

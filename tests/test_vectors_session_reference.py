@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 from kit_support import suite_vectors as sv
+from kit_support.reference_suites import session_reference as suite
 from kit_support.suite_vectors import Case
-
-from dshkit.conformance.suites import session_reference as suite
 
 CASES = sv.load_cases(suite, "session-reference")
 #: The worked examples of the session-reference spec (B-5 .. B-10 and the named ones).

@@ -27,8 +27,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dshkit.adapters import AdapterError, adapt, export
-
 JsonObject = dict[str, Any]
 LOSS_LISTS = ("losses", "readLosses")
 
@@ -40,28 +38,6 @@ def operations(*formats: str, update: bool = False) -> tuple[str, ...]:
     if update:
         ops.append(f"{formats[0]}.update")
     return tuple(ops)
-
-
-def reference(operation: str, input: JsonObject, params: JsonObject) -> JsonObject:
-    fmt, _, step = operation.rpartition(".")
-    try:
-        if step == "adapt":
-            return {"valid": True, **adapt(fmt, input.get("payload"), params).to_json()}
-        if step == "export":
-            return {"valid": True, **export(fmt, input.get("entries"), params).to_json()}
-        if step == "update":
-            options = {**params, "update": input.get("existing")}
-            return {"valid": True, **export(fmt, input.get("entries"), options).to_json()}
-        if step == "roundtrip":
-            written = export(fmt, input.get("entries"), params.get("export"))
-            read = adapt(fmt, written.output, params.get("adapt"))
-            return {"valid": True, "output": written.output,
-                    "losses": [x.to_json() for x in written.losses],
-                    "entries": read.entries, "readLosses": [x.to_json() for x in read.losses]}
-    except AdapterError as exc:
-        return {"valid": False, "error": exc.to_json()}
-    return {"valid": False, "error": {"code": "UNKNOWN_OPERATION", "message": operation,
-                                      "details": {"key": "operation"}}}
 
 
 def _without_messages(value: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._adapters import compare, operations, reference
+from ._adapters import compare, operations
 
 SUITE = "adapter-claude-md"
 CAPABILITY = "adapter-claude-md"
@@ -25,5 +25,5 @@ def requires(case: dict[str, Any]) -> list[str]:
     return needs
 
 
-__all__ = ["CAPABILITIES", "CAPABILITY", "OPERATIONS", "SUITE", "compare", "reference",
+__all__ = ["CAPABILITIES", "CAPABILITY", "OPERATIONS", "SUITE", "compare",
            "requires"]

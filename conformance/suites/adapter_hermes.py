@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._adapters import compare, operations, reference
+from ._adapters import compare, operations
 
 SUITE = "adapter-hermes"
 CAPABILITY = "adapter-hermes"
@@ -20,5 +20,5 @@ def requires(case: dict[str, Any]) -> list[str]:
     return [CAPABILITY]
 
 
-__all__ = ["CAPABILITIES", "CAPABILITY", "OPERATIONS", "SUITE", "compare", "reference",
+__all__ = ["CAPABILITIES", "CAPABILITY", "OPERATIONS", "SUITE", "compare",
            "requires"]

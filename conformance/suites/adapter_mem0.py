@@ -3,10 +3,10 @@ Operations, results and comparison: :mod:`dshkit.conformance.suites._adapters`."
 
 from __future__ import annotations
 
-from ._adapters import compare, operations, reference
+from ._adapters import compare, operations
 
 SUITE = "adapter-mem0"
 CAPABILITY = "adapter-mem0"
 OPERATIONS = operations("mem0")
 
-__all__ = ["CAPABILITY", "OPERATIONS", "SUITE", "compare", "reference"]
+__all__ = ["CAPABILITY", "OPERATIONS", "SUITE", "compare"]

@@ -21,14 +21,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from dshkit.reference.memory import MemoryProtocolError, open_provider
-from dshkit.reference.memory import store as _store
-
-from ..interface import Approver, ApproverFailure, Concurrent, JsonObject
-from ..memory_driver import Gate, exact_environment, run_memory_case
+from ..interface import ApproverFailure, Concurrent, JsonObject
 
 SUITE = "memory"
 CAPABILITY = "memory"
@@ -98,36 +93,6 @@ def attach(result: JsonObject, approver: KitApprover) -> JsonObject:
     return out
 
 
-# -- the reference ------------------------------------------------------------------------------
-
-class ReferenceFactory:
-    """Opens the dshkit reference provider (``dshkit.reference.memory.open_provider``)."""
-
-    error_type: type[Exception] = MemoryProtocolError
-    store_steps = True
-
-    def open(self, path: Path, options: JsonObject, gate: Gate, clock: Any, ids: Any) -> Any:
-        return open_provider(
-            path, budgets=options.get("budgets"), gate=gate, clock=clock, ids=ids,
-            write_policy=options.get("writePolicy", "ask"),
-            write_policies=options.get("writePolicies"),
-            audit_retention_days=options.get("auditRetentionDays", 0))
-
-    def default_path(self, env: Mapping[str, str]) -> str:
-        with exact_environment(env, PATH_VARIABLES):
-            return str(_store.default_path())
-
-
-def reference(operation: str, input: JsonObject, params: JsonObject,
-              approver: Approver | None = None) -> JsonObject:
-    """Run the dshkit reference provider on one memory case (approving every write when no
-    approver is given)."""
-    if operation != "memory.calls":
-        raise ValueError(f"unknown memory operation {operation!r}")
-    return run_memory_case(ReferenceFactory(), input, params, approver)
-
-
-# -- comparison ---------------------------------------------------------------------------------
 
 def resolve(document: Any, pointer: str) -> Any:
     """RFC 6901; ``_MISSING`` when the pointer does not resolve."""

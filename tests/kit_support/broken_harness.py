@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from dshkit.conformance.harness_server import serve
+from dshkit.conformance.implementations.reference import ReferenceImplementation
 from dshkit.conformance.interface import Approver, JsonObject
-from dshkit.conformance.reference_impl import ReferenceImplementation
 from dshkit.reference.compaction import LogView, is_checkpoint_event
 
 MODES = ("surface", "closers", "budgets", "retain", "cuts", "crash", "hang", "garbage",

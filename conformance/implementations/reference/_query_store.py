@@ -44,6 +44,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from dshkit.conformance.suites.session_query import STORE_OPERATIONS
 from dshkit.reference.query import (
     SearchConfig,
     SessionQueryError,
@@ -53,8 +54,9 @@ from dshkit.reference.query import (
 
 __all__ = ["OPERATIONS", "run"]
 
+OPERATIONS = STORE_OPERATIONS
+
 JsonObject = dict[str, Any]
-OPERATIONS = ("query.source", "query.config", "query.engine", "query.schema", "query.files")
 _CONFIG_KEYS = {"path": "path", "openAt": "open_at", "journalMode": "journal_mode",
                 "defaultLimit": "default_limit", "maxLimit": "max_limit",
                 "snippetChars": "snippet_chars", "readWindowMax": "read_window_max"}

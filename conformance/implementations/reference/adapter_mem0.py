@@ -1,0 +1,7 @@
+"""The dshkit reference bound to the kit's ``adapter_mem0`` suite (the shared adapter operations)."""
+
+from __future__ import annotations
+
+from ._adapters import run
+
+__all__ = ["run"]
