@@ -29,9 +29,14 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str, expect: int = 0) -> Any:
+    """The printed object; for a refusal (``expect`` not 0), the ``error`` of its envelope."""
     code, out, err = run(capsys, *argv, "--json")
     assert code == expect, (code, out, err)
-    return json.loads(out)
+    printed = json.loads(out)
+    if expect == 0:
+        return printed
+    assert printed["ok"] is False and printed["command"] == "adapt", printed
+    return printed["error"]
 
 
 def store(tmp_path: Path, entries: list[dict[str, Any]]) -> Path:
