@@ -66,8 +66,8 @@ def build_parser(chosen: Command | None = None, every: bool = False) -> argparse
 
 
 def _usage_refusal(error: ArgumentError) -> Refusal:
-    flag = next((word for word in error.message.replace(",", " ").replace("/", " ").split()
-                 if word.startswith("-")), None)
+    words = error.message.replace(",", " ").replace("/", " ").replace(":", " ").split()
+    flag = next((word for word in words if word.startswith("-")), None)
     return usage(error.message, flag=flag, usage=error.parser.format_usage().strip())
 
 

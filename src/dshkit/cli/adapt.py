@@ -344,7 +344,10 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
     handlers: dict[str, Callable[[argparse.Namespace, Reporter], int]] = {
         "list": _cmd_list, "import": _cmd_import, "export": _cmd_export,
         "convert": run_convert}
-    return handlers[args.adapt_op](args, out)
+    try:
+        return handlers[args.adapt_op](args, out)
+    except (AdapterError, MemoryProtocolError) as exc:
+        raise refusal_of(exc) from None
 
 
 def _cmd_list(args: argparse.Namespace, out: Reporter) -> int:

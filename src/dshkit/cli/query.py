@@ -49,7 +49,8 @@ def configure(query: argparse.ArgumentParser) -> None:
     ops = query.add_subparsers(dest="op", required=True, metavar="OPERATION")
 
     index = ops.add_parser("index", help="index logs (files, or directories of *.jsonl)")
-    index.add_argument("paths", nargs="+", metavar="DIR_OR_FILE")
+    index.add_argument("paths", nargs="+", metavar="DIR_OR_FILE",
+                       help="session log, or a directory of *.jsonl logs")
     add_db(index, "index database (created when missing)", required=True)
     index.add_argument("--journal-mode", choices=JOURNAL_MODES, default="wal",
                        help="SQLite journal mode of a new index (default wal)")
@@ -96,7 +97,7 @@ def configure(query: argparse.ArgumentParser) -> None:
                        ("trace", "print what replaced an event and what it replaced")):
         op = ops.add_parser(name, help=text)
         op.add_argument("session", metavar="SESSION", help="session id (with --db) or log file")
-        op.add_argument("seq", type=int, metavar="SEQ")
+        op.add_argument("seq", type=int, metavar="SEQ", help="seq of the event")
         add_db(op, "index database that knows the session")
         add_json(op)
         if name == "read":
