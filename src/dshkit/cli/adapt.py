@@ -305,13 +305,26 @@ def describe_loss(loss: Mapping[str, Any]) -> str:
     return f"{loss['kind']}{entry}{' at ' + ' '.join(where) if where else ''}: {loss['message']}"
 
 
-def _report(losses: list[Loss], say: Callable[[str], None]) -> None:
+def _report(losses: list[Loss], say: Callable[[str], None],
+            renewed: tuple[str, ...] = ()) -> None:
     if not losses:
-        say("loss report: nothing lost")
-        return
-    say(f"loss report: {len(losses)} item(s)")
+        say("loss report: nothing lost" + (" but the renewed members below" if renewed else ""))
+    else:
+        say(f"loss report: {len(losses)} item(s)")
     for loss in losses:
         say(f"  - {describe_loss(loss.to_json())}")
+    if renewed:
+        say(f"  - renewed, not kept: mem0 {', '.join(renewed)} (each entry gets its own id and "
+            "times, as any import gives them; ADP-MEM-005)")
+
+
+def _renewed(fmt: str, payload: Any) -> tuple[str, ...]:
+    """What a read in ``fmt`` does not keep and the loss report does not list."""
+    if fmt != "mem0":
+        return ()
+    from ..adapters.mem0 import renewed
+
+    return renewed(payload)
 
 
 def _one_line(text: str) -> str:
@@ -319,13 +332,18 @@ def _one_line(text: str) -> str:
     return flat if len(flat) <= 100 else flat[:97] + "..."
 
 
-def refusal_of(error: AdapterError | MemoryProtocolError) -> Refusal:
-    """An adapter or store error as a refusal, naming the flag that changes the option."""
+def refusal_of(error: AdapterError | MemoryProtocolError,
+               option_flag: str | None = None) -> Refusal:
+    """An adapter or store error as a refusal, naming the flag that changes the option
+    (``option_flag``: the flag of the command's other adapter options)."""
     details = dict(error.details)
     key = details.get("key")
     flag = FLAG_OF_KEY.get(key) if isinstance(key, str) else None
     if flag is None and isinstance(key, str) and key.startswith("budgets/"):
         flag = "--write-option budgets=..."
+    elif flag is None and error.code == "ADAPTER_OPTION" and option_flag and isinstance(key, str) \
+            and not any(name in error.message for name in option_flag.split(" or ")):
+        flag = f"{option_flag} {key}=VALUE"
     message = error.message + (f" (set with {flag})" if flag and flag not in error.message
                                else "")
     usage_error = error.code in _USAGE_CODES or error.code in _STORE_CODES
@@ -344,10 +362,12 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
     handlers: dict[str, Callable[[argparse.Namespace, Reporter], int]] = {
         "list": _cmd_list, "import": _cmd_import, "export": _cmd_export,
         "convert": run_convert}
+    sides = {"import": "--read-option", "export": "--write-option",
+             "convert": "--read-option or --write-option"}
     try:
         return handlers[args.adapt_op](args, out)
     except (AdapterError, MemoryProtocolError) as exc:
-        raise refusal_of(exc) from None
+        raise refusal_of(exc, sides.get(args.adapt_op)) from None
 
 
 def _cmd_list(args: argparse.Namespace, out: Reporter) -> int:
@@ -382,31 +402,33 @@ def import_file(out: Reporter, fmt: str, path: str, options: dict[str, Any],
     try:
         payload = _payload(fmt, path, options)
         result = REGISTRY.adapt(fmt, payload, options)
+        renewed = _renewed(fmt, payload)
         if seed is not None:
-            return _seed(out, fmt, seed, result.entries, result.losses)
+            return _seed(out, fmt, seed, result.entries, result.losses, renewed)
     except (AdapterError, MemoryProtocolError) as exc:
-        raise refusal_of(exc) from None
-    body = {"format": fmt, **result.to_json()}
+        raise refusal_of(exc, "--read-option") from None
+    body = {"format": fmt, **result.to_json(), **({"renewed": list(renewed)} if renewed else {})}
     if output is not None:
         write_atomic(Path(output), json.dumps(body, ensure_ascii=False, indent=2) + "\n",
                      "--output")
         out.note(f"wrote {output}")
     if out.json:
         out.emit(body if output is None else {"format": fmt, "written": [output],
-                                              "losses": body["losses"]})
+                                              "losses": body["losses"],
+                                              **({"renewed": list(renewed)} if renewed else {})})
     elif output is None:
         for entry in result.entries:
             tags = f" [{', '.join(entry['tags'])}]" if entry["tags"] else ""
             out.say(f"{entry['track']}/{entry['scope']}{tags}: {_one_line(entry['text'])}")
         out.say(f"{len(result.entries)} entries")
-        _report(result.losses, out.say)
+        _report(result.losses, out.say, renewed)
     else:
-        _report(result.losses, out.note)
+        _report(result.losses, out.note, renewed)
     return exits.OK
 
 
 def _seed(out: Reporter, fmt: str, seed: Seed, entries: list[dict[str, Any]],
-          losses: list[Loss]) -> int:
+          losses: list[Loss], renewed: tuple[str, ...] = ()) -> int:
     """ADP-CLI-002: sizes and budgets checked before the approval, then one seed."""
     from ..adapters.budget import check_budgets, check_seed_size, usage_of
     from ..reference.memory import open_provider
@@ -434,10 +456,11 @@ def _seed(out: Reporter, fmt: str, seed: Seed, entries: list[dict[str, Any]],
         provider.close()
     if out.json:
         out.emit({"format": fmt, "added": result["added"], "entries": result["entries"],
-                  "losses": [x.to_json() for x in losses]})
+                  "losses": [x.to_json() for x in losses],
+                  **({"renewed": list(renewed)} if renewed else {})})
     else:
         out.say(f"seeded {result['added']} entries into {seed.db}")
-        _report(losses, out.say)
+        _report(losses, out.say, renewed)
     return exits.OK
 
 
@@ -478,11 +501,12 @@ def export_store(out: Reporter, fmt: str, db: str, options: dict[str, Any],
         result = REGISTRY.export(fmt, entries, options)
         return _deliver(out, result, destination, {"format": fmt})
     except (AdapterError, MemoryProtocolError) as exc:
-        raise refusal_of(exc) from None
+        raise refusal_of(exc, "--write-option") from None
 
 
 def _deliver(out: Reporter, result: ExportResult, destination: str | None,
-             head: dict[str, Any], extra_losses: list[Loss] | None = None) -> int:
+             head: dict[str, Any], extra_losses: list[Loss] | None = None,
+             renewed: tuple[str, ...] = ()) -> int:
     written: list[str] = []
     if destination:
         written = _write_output(result, Path(destination))
@@ -492,6 +516,8 @@ def _deliver(out: Reporter, result: ExportResult, destination: str | None,
                 "losses": [x.to_json() for x in result.losses]}
         if extra_losses is not None:
             body["readLosses"] = [x.to_json() for x in extra_losses]
+        if renewed:
+            body["renewed"] = list(renewed)
         if not destination:
             body["output"] = result.output
         out.emit(body)
@@ -509,7 +535,7 @@ def _deliver(out: Reporter, result: ExportResult, destination: str | None,
     else:
         for path in written:
             out.note(f"wrote {path}")
-    _report(report_losses, out.note)
+    _report(report_losses, out.note, renewed)
     return exits.OK
 
 
@@ -549,6 +575,7 @@ def run_convert(args: argparse.Namespace, out: Reporter) -> int:
                        write_options=write_options, strict=args.strict)
         return _deliver(out, done.result, args.output,
                         {"from": args.source, "to": args.target_format,
-                         "entries": len(done.entries)}, done.read_losses)
+                         "entries": len(done.entries)}, done.read_losses,
+                        _renewed(args.source, payload))
     except (AdapterError, MemoryProtocolError) as exc:
-        raise refusal_of(exc) from None
+        raise refusal_of(exc, "--read-option or --write-option") from None

@@ -113,7 +113,8 @@ def _region(text: str | None) -> tuple[int, int] | None:
             raise ValueError
         return int(start), int(end)
     except ValueError:
-        _usage(f"--region must be START:END (two seqs), got {text!r}", "--region")
+        got = json.dumps(text, ensure_ascii=False)
+        _usage(f"--region must be START:END (two seqs), got {got}", "--region")
 
 
 def _planner(args: argparse.Namespace) -> tuple[Any, str]:

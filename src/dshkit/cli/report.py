@@ -108,7 +108,8 @@ class Reporter:
 def describe(refusal: Refusal) -> str:
     error = refusal.error()
     where = [f"{key} {error[key]}" if key != "path" else str(error[key])
-             for key in _LOCATION if key in error]
+             for key in _LOCATION if key in error
+             and not (key == "flag" and str(error[key]) in refusal.message)]
     where += [f"{key} {value}" for key, value in refusal.details.items()
               if key in _LOCATION and key not in error and not isinstance(value, dict | list)]
     if refusal.requirement:
