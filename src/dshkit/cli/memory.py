@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from ..adapters import FORMATS
-from . import exits
+from . import adapt, exits
 from .options import add_db, add_json, add_write_context
 from .report import Reporter, from_error, usage
 
@@ -90,10 +90,14 @@ def configure(memory: argparse.ArgumentParser) -> None:
     _format(exp, "write this format instead of the envelope")
     exp.add_argument("-o", "--output", metavar="PATH", help="with --format: write here "
                      "instead of stdout")
+    adapt.add_flags(exp, ("write",))
+    adapt.add_option_lists(exp, ("write",))
     imp = add_op("import", help="import a memory-export-v1 envelope (or, with --format, "
                  "another tool's file) through one approved seed")
     imp.add_argument("path", metavar="FILE", help="JSON file, or - for stdin")
     _format(imp, "read FILE in this format instead of the envelope")
+    adapt.add_flags(imp, ("read",))
+    adapt.add_option_lists(imp, ("read",))
     add_op("migrate", help="open the store, migrating it to the current version")
 
 
@@ -186,17 +190,24 @@ def _via_adapter(args: argparse.Namespace, out: Reporter) -> int | None:
     """``import``/``export`` with ``--format``: the adapters, called as functions."""
     fmt = getattr(args, "format", None)
     if fmt is None:
-        if getattr(args, "output", None) is not None:
-            raise usage("--output goes with --format (the envelope prints to stdout)",
-                        "--format")
+        given = [name for name, value in vars(args).items() if value and (
+            name == "output" or name.startswith("opt_") or name.endswith("_options"))]
+        if given:
+            raise usage("an adapter option (--output, --read-option, --write-option or a "
+                        "format flag) goes with --format FMT", "--format", given=given)
         return None
+    from ..adapters import AdapterError
     from ..reference.memory.store import default_path
-    from . import adapt
 
     db = str(args.db) if args.db is not None else str(default_path())
+    side = "write" if args.op == "export" else "read"
+    try:
+        options = adapt.side_options(args, side)
+    except AdapterError as exc:
+        raise adapt.refusal_of(exc, f"--{side}-option") from None
     if args.op == "export":
-        return adapt.export_store(out, fmt, db, {}, args.output)
-    return adapt.import_file(out, fmt, args.path, {}, adapt.Seed(db, args))
+        return adapt.export_store(out, fmt, db, options, args.output)
+    return adapt.import_file(out, fmt, args.path, options, adapt.Seed(db, args))
 
 
 def run(args: argparse.Namespace, out: Reporter) -> int:
