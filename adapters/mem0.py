@@ -39,6 +39,23 @@ def adapt(payload: Any, *, options: dict[str, Any] | None = None) -> AdaptResult
     return result
 
 
+def renewed(payload: Any) -> tuple[str, ...]:
+    """The bookkeeping members (``id``, ``hash``, ``created_at``, ``updated_at``) that items
+    of a readable payload carry: an import does not keep them (ADP-MEM-005), so a caller can
+    say so beside the loss report."""
+    try:
+        doc = load_json(payload)
+    except AdapterError:
+        return ()
+    if isinstance(doc, dict):
+        doc = doc.get("results", doc.get("facts"))
+    if not isinstance(doc, list):
+        return ()
+    seen = {key for item in doc if isinstance(item, dict)
+            for key, value in item.items() if key in BOOKKEEPING and value is not None}
+    return tuple(sorted(seen))
+
+
 def _items(doc: Any, builder: EntryBuilder) -> list[tuple[Any, str]]:
     if isinstance(doc, list):
         _refuse_transcript(doc, "")

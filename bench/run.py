@@ -254,13 +254,15 @@ def targets(results: dict[int, dict[str, Any]], series: dict[int, dict[str, Seri
 
 
 def components(quick: bool) -> list[dict[str, Any]]:
-    """The memory provider and query index benchmarks (``bench/memory_bench.py``,
-    ``bench/query_bench.py``), when present: each gives rows with their own goals."""
+    """The memory provider, query index and start-up benchmarks (``bench/memory_bench.py``,
+    ``bench/query_bench.py``, ``bench/startup_bench.py``), when present: each gives rows with
+    their own goals."""
     sections: list[dict[str, Any]] = []
     for module, title, options in (
             ("memory_bench", "Memory provider (10,000 entries)", {}),
             ("query_bench", f"Session-query index ({SIZES[0] if quick else SIZES[-1]:,} events)",
-             {"events": SIZES[0] if quick else SIZES[-1]})):
+             {"events": SIZES[0] if quick else SIZES[-1]}),
+            ("startup_bench", "Command-line start-up (dshkit validate, one-line log)", {})):
         if not (HERE / f"{module}.py").exists():
             continue
         print(f"{title}", flush=True)

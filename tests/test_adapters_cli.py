@@ -29,9 +29,14 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str, expect: int = 0) -> Any:
+    """The printed object; for a refusal (``expect`` not 0), the ``error`` of its envelope."""
     code, out, err = run(capsys, *argv, "--json")
     assert code == expect, (code, out, err)
-    return json.loads(out)
+    printed = json.loads(out)
+    if expect == 0:
+        return printed
+    assert printed["ok"] is False and printed["command"] == "adapt", printed
+    return printed["error"]
 
 
 def store(tmp_path: Path, entries: list[dict[str, Any]]) -> Path:
@@ -211,3 +216,47 @@ def test_subprocess_never_shows_a_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr + proc.stdout
     assert "ADAPTER_PAYLOAD" in proc.stderr and "line 1" in proc.stderr
+
+
+MEM0_WITH_BOOKKEEPING = {"results": [{
+    "id": "9b1c2f3e-6a8d-4c1e-9f00-2b7d5e4a1c11", "memory": "Prefers pnpm",
+    "hash": "5033521b499b63a35048457970a18426",
+    "created_at": "2026-08-01T10:00:00.123456-07:00", "updated_at": None}]}
+
+
+@pytest.mark.requirement("ADP-CLI-001")
+@pytest.mark.requirement("ADP-CLI-004")
+def test_mem0_ids_and_times_are_reported_as_renewed(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    payload = tmp_path / "mem0.json"
+    payload.write_text(json.dumps(MEM0_WITH_BOOKKEEPING), encoding="utf-8")
+    out = run_json(capsys, "import", "--format", "mem0", str(payload))
+    assert out["losses"] == [] and out["renewed"] == ["created_at", "hash", "id"]
+    code, _, err = run(capsys, "convert", "--from", "mem0", "--to", "mem0", str(payload))
+    assert code == 0 and "nothing lost" not in err.replace("nothing lost but", "")
+    assert "renewed, not kept: mem0 created_at, hash, id" in err
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps([{"memory": "Prefers tea"}]), encoding="utf-8")
+    assert "renewed" not in run_json(capsys, "import", "--format", "mem0", str(plain))
+
+
+@pytest.mark.requirement("ADP-CLI-002")
+@pytest.mark.requirement("ADP-CLI-003")
+def test_one_grammar_for_formats_and_stores(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    payload = tmp_path / "mem0.json"
+    payload.write_text(json.dumps([{"memory": "Prefers tea"}]), encoding="utf-8")
+    db = tmp_path / "memory.db"
+    seeded = run_json(capsys, "import", "--format", "mem0", str(payload), "--db", str(db),
+                      "--yes")
+    assert seeded["added"] == 1
+    target = tmp_path / "out.json"
+    assert main(["memory", "--db", str(db), "export", "--format", "mem0", "-o",
+                 str(target)]) == 0
+    capsys.readouterr()
+    assert json.loads(target.read_text(encoding="utf-8"))["results"][0]["memory"] == \
+        "Prefers tea"
+    written = run_json(capsys, "export", "--format", "hermes", "--db", str(db), "-o",
+                       str(tmp_path / "USER.md"))
+    assert written["written"] == [str(tmp_path / "USER.md")]
+    assert run_json(capsys, "import", str(payload), expect=2)["flag"] == "--format"

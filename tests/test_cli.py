@@ -76,7 +76,18 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def objects(out: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
+    """The printed reports; a refused one comes in the refusal envelope, whose error is the
+    report's first problem."""
+    found = []
+    for line in out.splitlines():
+        if not line.strip():
+            continue
+        printed = json.loads(line)
+        if printed.get("ok") is False:
+            assert printed["error"]["code"] == printed["report"]["errors"][0]["code"]
+            printed = printed["report"]
+        found.append(printed)
+    return found
 
 
 def test_valid_exits_zero(capsys: pytest.CaptureFixture[str], good: Path) -> None:

@@ -36,7 +36,7 @@ import pytest
 
 import dshkit
 import dshkit.reference.memory as memory_package
-from dshkit.cli import _parser
+from dshkit.cli import build_parser
 from dshkit.conformance.memory_model import replay
 from dshkit.reference.memory import MemoryProtocolError, open_provider
 from dshkit.reference.memory.provider import Provider
@@ -68,15 +68,15 @@ CLI_AUDITED_ONLY = {"snapshot"}
 CLI_READS = {"query", "list", "budgets", "audit", "export"}
 CLI_MIGRATES = {"migrate"}
 #: Every dshkit command (node of the parser tree) with an option that names a database, and
-#: what it does to that database. ``memory import --adapter`` and ``memory export
-#: --adapter`` run ``adapt import --into-db`` and ``adapt export``.
+#: what it does to that database. ``memory import --format`` and ``memory export
+#: --format`` call the functions behind ``adapt import --db`` and ``adapt export``.
 STORE_COMMANDS: dict[tuple[str, ...], str] = {
     **{("memory", op): "gated" for op in CLI_GATED},
     **{("memory", op): "audited-only" for op in CLI_AUDITED_ONLY},
     **{("memory", op): "read" for op in CLI_READS},
     **{("memory", op): "migrate" for op in CLI_MIGRATES},
     ("memory",): "options of the operations",
-    ("adapt", "import"): "gated",  # --into-db
+    ("adapt", "import"): "gated",  # --db
     ("adapt", "export"): "read",
     # the same option name for the session query index, another database: the modules
     # behind these commands never open a memory store (test_only_known_modules_open_a_store)
@@ -87,9 +87,9 @@ STORE_OPTIONS = {"db", "into_db"}
 STORE_OPENERS = {
     "dshkit.reference.memory.store": "defines open_store and create_store_at_version",
     "dshkit.reference.memory.provider": "open_provider: the protocol pipeline",
-    "dshkit.memory_cli": "dshkit memory",
-    "dshkit.adapters_cli": "dshkit adapt import --into-db, adapt export",
-    "dshkit.conformance.suites.memory": "the kit's memory suite, on its own temporary stores",
+    "dshkit.cli.memory": "dshkit memory",
+    "dshkit.cli.adapt": "dshkit adapt import --db, adapt export",
+    "dshkit.conformance.implementations.reference.memory": "the kit's reference binding of the memory suite, on its own temporary stores",
 }
 _OPENS = re.compile(r"\b(open_provider|open_store|create_store_at_version|Provider|Store)\s*\(")
 
@@ -207,13 +207,13 @@ def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
 def test_every_store_command_is_classified() -> None:
     """Every command of the whole ``dshkit`` parser that takes a store path is listed, and
     the ``dshkit memory`` operations are exactly the classified ones."""
-    takes_store = {path for path, parser in _commands(_parser())
+    takes_store = {path for path, parser in _commands(build_parser(every=True))
                    if any(a.dest in STORE_OPTIONS for a in parser._actions)}
     assert takes_store == set(STORE_COMMANDS), takes_store ^ set(STORE_COMMANDS)
-    memory = dict(_commands(_parser()))[("memory",)]
+    memory = dict(_commands(build_parser(every=True)))[("memory",)]
     ops = {path[1] for path, _ in _commands(memory, ("memory",)) if len(path) == 2}
     assert ops == CLI_GATED | CLI_AUDITED_ONLY | CLI_READS | CLI_MIGRATES
-    convert = dict(_commands(_parser()))[("convert",)]
+    convert = dict(_commands(build_parser(every=True)))[("convert",)]
     assert not any(a.dest in STORE_OPTIONS for a in convert._actions)  # files only
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from dshkit.adapters import REGISTRY, AdapterError
-from dshkit.adapters_cli import _option_values
 from dshkit.cli import main
+from dshkit.cli.adapt import option_values
 from dshkit.reference import limits
 from dshkit.reference.json import inputs as json_input
 from dshkit.reference.json.inputs import JsonInputError, parse_json, read_json
@@ -113,14 +113,14 @@ def test_compact_config_is_a_usage_error(content: bytes, tmp_path: Path,
 
 @pytest.mark.requirement("ADP-CLI-006")
 def test_option_values() -> None:
-    values = _option_values(["n=1700000000000", "flag=true", "word=hello world", "nan=NaN",
+    values = option_values(["n=1700000000000", "flag=true", "word=hello world", "nan=NaN",
                              "big=1e400", "list=[1, 2]", "text=[unclosed"])
     assert values == {"n": 1700000000000, "flag": True, "word": "hello world", "nan": "NaN",
                       "big": "1e400", "list": [1, 2], "text": "[unclosed"}
     for raw, reason in (("x=" + "[" * 600, "JSON_TOO_DEEP"),
                         ("x=" + "1" * 5000, "JSON_NUMBER_TOO_LONG")):
         with pytest.raises(AdapterError) as info:
-            _option_values([raw])
+            option_values([raw])
         assert info.value.code == "ADAPTER_OPTION"
         assert info.value.details == {"key": "x", "reason": reason}
 

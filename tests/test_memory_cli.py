@@ -88,7 +88,7 @@ def test_write_without_yes_and_without_terminal_is_denied(db: Path) -> None:
     code, out, err = cli(db, "add", "--track", "user", "--scope", "user-global", "--text",
                          "prefers coffee", "--json")
     assert code == 1
-    assert json.loads(out) == {"error": {
+    assert json.loads(out) == {"ok": False, "command": "memory", "error": {
         "code": "WRITE_DENIED", "message": json.loads(out)["error"]["message"],
         "details": {"outcome": "unavailable"}}}
     [row] = _audit(db)

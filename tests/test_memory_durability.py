@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_support import WRITE, budgets, open_store, raises_code
 
-from dshkit import cli, memory_cli
+import dshkit.reference.memory as memory_package
+from dshkit import cli
 from dshkit.conformance import memory_model as model
 from dshkit.reference.memory import open_provider
 from dshkit.reference.memory.mirror import Mirror, row_of
@@ -67,7 +68,7 @@ def test_cli_durability_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         seen.append(synchronous(provider))
         return provider
 
-    monkeypatch.setattr(memory_cli, "open_provider", opening)
+    monkeypatch.setattr(memory_package, "open_provider", opening)
     code = cli.main(["memory", "--db", str(tmp_path / "memory.db"), "--yes", *flag, "add",
                      "--track", "user", "--scope", "user-global", "--text", "tea", "--json"])
     assert code == 0

@@ -64,4 +64,6 @@ def test_index_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     log.write_text("".join(json.dumps(e) + "\n" for e in EVENTS), encoding="utf-8")
     main(["query", "index", str(log), str(tmp_path / "missing.jsonl"), "--db",
           str(tmp_path / "idx.sqlite"), "--json"])
-    validator("query/v1/index-report.json").validate(json.loads(capsys.readouterr().out))
+    refusal = json.loads(capsys.readouterr().out)
+    assert refusal["ok"] is False and refusal["error"]["path"].endswith("missing.jsonl")
+    validator("query/v1/index-report.json").validate(refusal["report"])

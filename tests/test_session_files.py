@@ -143,7 +143,12 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def json_lines(out: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
+    """The printed reports (a refused one unwrapped from its refusal envelope)."""
+    printed = [json.loads(line) for line in out.splitlines() if line.strip()]
+    for item in printed:
+        if item.get("ok") is False:
+            assert item["error"]["code"] == item["report"]["errors"][0]["code"]
+    return [item["report"] if item.get("ok") is False else item for item in printed]
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dshkit.conformance.interface import JsonObject
+from dshkit.reference.json import codec as jsoncodec
 from dshkit.reference.query import (
     CursorPayload,
     Document,
@@ -45,7 +46,6 @@ from dshkit.reference.query import (
 )
 from dshkit.reference.query.sql import check_predicates
 from dshkit.reference.query.tools import format_session_search, translate_session_search
-from dshkit.reference.json import codec as jsoncodec
 
 from . import _query_store
 

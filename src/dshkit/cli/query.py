@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from .reference.query import (
+from ..reference.query import (
     SessionQueryError,
     SessionSearchEngine,
     build_documents,
@@ -21,7 +20,7 @@ from .reference.query import (
     read_event,
     trace_event,
 )
-from .reference.query.errors import (
+from ..reference.query.errors import (
     INDEX_FAILED,
     INVALID_CONFIG,
     INVALID_CURSOR,
@@ -31,32 +30,35 @@ from .reference.query.errors import (
     INVALID_WINDOW,
     PERSISTENCE_FAILED,
 )
-from .reference.query.extract import extract_text
-from .reference.query.search import MATCH_MODES, OPEN_AT, SearchConfig
-from .reference.query.source import LoadedSession
-from .reference.query.store import JOURNAL_MODES
-from .reference.query.timestamps import iso, timestamp_range
-from .reference.query.tools import format_event_search, format_session_search
+from ..reference.query.extract import extract_text
+from ..reference.query.search import MATCH_MODES, OPEN_AT, SearchConfig
+from ..reference.query.source import LoadedSession
+from ..reference.query.store import JOURNAL_MODES
+from ..reference.query.timestamps import iso, timestamp_range
+from ..reference.query.tools import format_event_search, format_session_search
+from . import exits
+from .options import add_db, add_json
+from .report import Reporter, from_error
 
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 _USAGE_CODES = {INVALID_CONFIG, INVALID_CURSOR, INVALID_FILTER, INVALID_LIMIT, INVALID_QUERY,
                 INVALID_WINDOW, PERSISTENCE_FAILED}
 
 
-def add_parser(sub: Any) -> None:
-    query = sub.add_parser("query", help="index, search and read session logs",
-                           description=__doc__)
+def configure(query: argparse.ArgumentParser) -> None:
+    query.description = __doc__
     ops = query.add_subparsers(dest="op", required=True, metavar="OPERATION")
 
     index = ops.add_parser("index", help="index logs (files, or directories of *.jsonl)")
-    index.add_argument("paths", nargs="+", metavar="DIR_OR_FILE")
-    index.add_argument("--db", required=True, metavar="PATH", help="index database")
-    index.add_argument("--journal-mode", choices=JOURNAL_MODES, default="wal")
-    index.add_argument("--json", action="store_true")
+    index.add_argument("paths", nargs="+", metavar="DIR_OR_FILE",
+                       help="session log, or a directory of *.jsonl logs")
+    add_db(index, "index database (created when missing)", required=True)
+    index.add_argument("--journal-mode", choices=JOURNAL_MODES, default="wal",
+                       help="SQLite journal mode of a new index (default wal)")
+    add_json(index)
 
     search = ops.add_parser("search", help="full-text search of an index")
-    search.add_argument("text", metavar="TEXT")
-    search.add_argument("--db", required=True, metavar="PATH", help="index database")
+    search.add_argument("text", metavar="TEXT", help="the search text")
+    add_db(search, "index database (built by dshkit query index)", required=True)
     search.add_argument("--session", metavar="ID", help="search the events of this session")
     search.add_argument("--session-id", action="append", metavar="ID",
                         help="only these sessions (repeatable)")
@@ -66,54 +68,54 @@ def add_parser(sub: Any) -> None:
     search.add_argument("--parent", action="append", metavar="ID",
                         help="only children of this session (repeatable)")
     search.add_argument("--root", action="store_true", help="also (or only) root sessions")
-    search.add_argument("--created-from", metavar="ISO")
-    search.add_argument("--created-to", metavar="ISO")
+    search.add_argument("--created-from", metavar="ISO",
+                        help="only sessions created at or after this time (ISO 8601)")
+    search.add_argument("--created-to", metavar="ISO",
+                        help="only sessions created at or before this time (ISO 8601)")
     search.add_argument("--type", action="append", metavar="TYPE", dest="types",
                         help="only events of this type (repeatable)")
     search.add_argument("--surface", action="append", choices=("current", "shadowed",
                                                                "log-only"),
                         help="only events on this surface (repeatable; default: current and "
                         "log-only, never shadowed)")
-    search.add_argument("--seq-from", type=int, metavar="N")
-    search.add_argument("--seq-to", type=int, metavar="N")
-    search.add_argument("--time-from", metavar="ISO")
-    search.add_argument("--time-to", metavar="ISO")
-    search.add_argument("--limit", type=int, metavar="N")
+    search.add_argument("--seq-from", type=int, metavar="N", help="only events from this seq")
+    search.add_argument("--seq-to", type=int, metavar="N", help="only events up to this seq")
+    search.add_argument("--time-from", metavar="ISO",
+                        help="only events at or after this time (ISO 8601)")
+    search.add_argument("--time-to", metavar="ISO",
+                        help="only events at or before this time (ISO 8601)")
+    search.add_argument("--limit", type=int, metavar="N", help="results per page")
     search.add_argument("--cursor", metavar="CURSOR", help="continue a previous search")
     search.add_argument("--match", choices=MATCH_MODES, default="auto",
                         help="token (FTS5 phrase), literal (substring scan) or auto (literal "
                         "for CJK text, else token)")
     search.add_argument("--open-at", choices=OPEN_AT, default="startup",
                         help="never: search disabled (answers SESSION_QUERY_SEARCH_DISABLED)")
-    search.add_argument("--json", action="store_true")
+    add_json(search)
 
     for name, text in (("read", "print one event and its neighbours"),
                        ("trace", "print what replaced an event and what it replaced")):
         op = ops.add_parser(name, help=text)
         op.add_argument("session", metavar="SESSION", help="session id (with --db) or log file")
-        op.add_argument("seq", type=int, metavar="SEQ")
-        op.add_argument("--db", metavar="PATH", help="index database that knows the session")
-        op.add_argument("--json", action="store_true")
+        op.add_argument("seq", type=int, metavar="SEQ", help="seq of the event")
+        add_db(op, "index database that knows the session")
+        add_json(op)
         if name == "read":
-            op.add_argument("--before", type=int, default=0, metavar="N")
-            op.add_argument("--after", type=int, default=0, metavar="N")
+            op.add_argument("--before", type=int, default=0, metavar="N",
+                            help="events before SEQ to print (default 0)")
+            op.add_argument("--after", type=int, default=0, metavar="N",
+                            help="events after SEQ to print (default 0)")
 
     documents = ops.add_parser("documents", help="print the searchable documents of a log")
-    documents.add_argument("path", metavar="PATH")
-    documents.add_argument("--json", action="store_true")
+    documents.add_argument("path", metavar="PATH", help="session log file")
+    add_json(documents)
 
 
-def _emit(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
-
-
-def _fail(error: SessionQueryError, args: argparse.Namespace) -> int:
-    if args.json:
-        _emit({"valid": False, "error": error.to_json()})
-    else:
-        print(f"{error.code}: {error.message}", file=sys.stderr)
+def _refusal(error: SessionQueryError) -> Exception:
     missing = error.detail.get("missing") is True
-    return EXIT_USAGE if error.code in _USAGE_CODES or missing else EXIT_REFUSED
+    usage = error.code in _USAGE_CODES or missing
+    return from_error(error.to_json(), exits.USAGE if usage else exits.INVALID,
+                      flag="--db" if missing else None)
 
 
 def _existing(db: str) -> str:
@@ -125,31 +127,37 @@ def _existing(db: str) -> str:
     return db
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, out: Reporter) -> int:
     handlers = {"index": _index, "search": _search, "read": _read, "trace": _trace,
                 "documents": _documents}
     try:
-        return handlers[args.op](args)
+        return handlers[args.op](args, out)
     except SessionQueryError as exc:
-        return _fail(exc, args)
+        raise _refusal(exc) from None
 
 
-def _index(args: argparse.Namespace) -> int:
+def _index(args: argparse.Namespace, out: Reporter) -> int:
     with SessionSearchEngine(SearchConfig(path=args.db, journal_mode=args.journal_mode)) as engine:
         report = engine.index_paths(args.paths)
-    if args.json:
-        _emit({"valid": not report.failed, **report.to_json()})
+    failed = [outcome for outcome in report.files if outcome.error is not None]
+    if out.json and failed:
+        first = failed[0]
+        assert first.error is not None
+        return out.refuse(from_error(first.error.to_json(), exits.INVALID, path=first.path,
+                                     report={"valid": False, **report.to_json()}))
+    if out.json:
+        out.emit({"valid": True, **report.to_json()})
     else:
         for outcome in report.files:
             if outcome.error is not None:
-                print(f"{outcome.path}: failed: {outcome.error.code}: {outcome.error.message}",
-                      file=sys.stderr)
+                out.note(f"{outcome.path}: failed: {outcome.error.code}: "
+                         f"{outcome.error.message}")
             else:
                 extra = f", {outcome.documents} documents" if outcome.status == "indexed" else ""
-                print(f"{outcome.path}: {outcome.status} (session {outcome.session_id}{extra})")
+                out.say(f"{outcome.path}: {outcome.status} (session {outcome.session_id}{extra})")
         for session_id in report.removed:
-            print(f"removed session {session_id} (its log is gone)")
-    return EXIT_REFUSED if report.failed else EXIT_OK
+            out.say(f"removed session {session_id} (its log is gone)")
+    return exits.INVALID if report.failed else exits.OK
 
 
 def _event_filters(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -183,7 +191,7 @@ def _session_filters(args: argparse.Namespace) -> list[dict[str, Any]]:
     return filters
 
 
-def _search(args: argparse.Namespace) -> int:
+def _search(args: argparse.Namespace, out: Reporter) -> int:
     request: dict[str, Any] = {"query": args.text}
     if args.limit is not None:
         request["limit"] = args.limit
@@ -195,20 +203,20 @@ def _search(args: argparse.Namespace) -> int:
         if args.session is not None:
             page = engine.search_events({**request, "sessionId": args.session,
                                          "filters": _event_filters(args)}, match=args.match)
-            title = engine.session_row(args.session)["title"] if not args.json else None
+            title = engine.session_row(args.session)["title"] if not out.json else None
             text = format_event_search(args.session, title, page.items)
         else:
             page = engine.search_sessions({**request, "sessionFilters": _session_filters(args),
                                            "eventFilters": _event_filters(args)},
                                           match=args.match)
             text = format_session_search(page.items)
-    if args.json:
-        _emit({"valid": True, **page.to_json()})
+    if out.json:
+        out.emit({"valid": True, **page.to_json()})
     else:
-        print(text)
+        out.say(text)
         if page.next_cursor is not None:
-            print(f"\nMore results: --cursor {page.next_cursor}")
-    return EXIT_OK
+            out.say(f"\nMore results: --cursor {page.next_cursor}")
+    return exits.OK
 
 
 def _session(args: argparse.Namespace) -> LoadedSession:
@@ -237,12 +245,12 @@ def _neighbour(record: dict[str, Any], event: dict[str, Any]) -> str:
     return line + "\n  " + text.replace("\n", "\n  ")
 
 
-def _read(args: argparse.Namespace) -> int:
+def _read(args: argparse.Namespace, out: Reporter) -> int:
     session = _session(args)
     window = read_event(session.session_id, session.events, args.seq, args.before, args.after)
-    if args.json:
-        _emit({"valid": True, **window.to_json()})
-        return EXIT_OK
+    if out.json:
+        out.emit({"valid": True, **window.to_json()})
+        return exits.OK
     lines = [f"Session {session.session_id} \u2014 {session.title or 'untitled'}",
              f"Target event seq {args.seq}:", "```json",
              json.dumps(window.target, ensure_ascii=False, indent=2), "```"]
@@ -252,22 +260,22 @@ def _read(args: argparse.Namespace) -> int:
     for heading, group in (("Before:", before), ("After:", after)):
         if group:
             lines += ["", heading, *(_neighbour(r.to_json(), e) for r, e in group)]
-    print("\n".join(lines))
-    return EXIT_OK
+    out.say("\n".join(lines))
+    return exits.OK
 
 
-def _trace(args: argparse.Namespace) -> int:
+def _trace(args: argparse.Namespace, out: Reporter) -> int:
     session = _session(args)
     trace = trace_event(session.session_id, session.events, args.seq)
-    if args.json:
-        _emit({"valid": True, **trace.to_json()})
-        return EXIT_OK
+    if out.json:
+        out.emit({"valid": True, **trace.to_json()})
+        return exits.OK
 
     def seqs(values: tuple[int, ...]) -> str:
         return ", ".join(map(str, values)) or "none"
 
     target = trace.target
-    print("\n".join([
+    out.say("\n".join([
         f"Session {session.session_id} \u2014 {session.title or 'untitled'}",
         f"Target: seq {target.seq} | {target.type} | {target.surface} | {iso(target.time)}",
         f"Replaced by: {trace.replaced_by if trace.replaced_by is not None else 'none'}",
@@ -275,17 +283,17 @@ def _trace(args: argparse.Namespace) -> int:
         f"Events replaced by target: {seqs(trace.replaced_event_seqs)}",
         f"Events cited directly as sources: {seqs(trace.source_event_seqs)}",
         f"Direct derived events: {seqs(trace.derived_event_seqs)}"]))
-    return EXIT_OK
+    return exits.OK
 
 
-def _documents(args: argparse.Namespace) -> int:
+def _documents(args: argparse.Namespace, out: Reporter) -> int:
     session = load_session(args.path)
     documents = build_documents(session.session_id, session.events)
-    if args.json:
-        _emit({"valid": True, "sessionId": session.session_id,
+    if out.json:
+        out.emit({"valid": True, "sessionId": session.session_id,
                "documents": [d.to_json() for d in documents]})
-        return EXIT_OK
+        return exits.OK
     for d in documents:
         text = d.text if len(d.text) <= 100 else d.text[:97] + "..."
-        print(f"seq {d.seq} | {d.type} | {d.surface} | {text.replace(chr(10), ' / ')}")
-    return EXIT_OK
+        out.say(f"seq {d.seq} | {d.type} | {d.surface} | {text.replace(chr(10), ' / ')}")
+    return exits.OK

@@ -1,6 +1,5 @@
 """``dshkit compact``: plan a compaction of a stored log, or append one (spec chapter
-``compaction/planner``). Exit codes: 0 planned (and written or printed), 1 refused or nothing
-to apply, 2 usage or I/O error."""
+``compaction/planner``)."""
 
 from __future__ import annotations
 
@@ -9,9 +8,9 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from .reference.compaction import (
+from ..reference.compaction import (
     TRIGGERS,
     CompactionError,
     DigestSummarizer,
@@ -23,16 +22,14 @@ from .reference.compaction import (
     resolve_config,
     resolve_prune_config,
 )
-from .reference.compaction.apply import apply_to_path, read_log
-from .reference.json.inputs import JsonInputError, parse_json
+from ..reference.compaction.apply import apply_to_path, read_log
+from ..reference.json.inputs import JsonInputError, parse_json
+from . import exits
+from .options import add_json
+from .report import Reporter, from_error, usage
 
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 _IO_CODES = frozenset({"CMP_LOG_UNREADABLE", "CMP_WRITE_FAILED", "CMP_APPLY_USAGE",
                        "CMP_NOT_WRITABLE", "CMP_OUTPUT_EXISTS"})
-
-
-class _UsageError(Exception):
-    pass
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -52,20 +49,20 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="refuse automatic triggers when no turn is open (as DSH does)")
     parser.add_argument("--pressure-tokens", type=int, metavar="N",
                         help="use this provider-measured pressure instead of the estimate")
-    parser.add_argument("--source-command-id", help="sourceCommandId of a manual compaction")
-    parser.add_argument("--compaction-id", action="append", default=[],
+    parser.add_argument("--source-command-id", metavar="ID",
+                        help="sourceCommandId of a manual compaction")
+    parser.add_argument("--compaction-id", action="append", default=[], metavar="ID",
                         help="compaction id to use (repeatable; default: derived)")
-    parser.add_argument("--time", type=int, help="time (epoch ms) of the new events "
-                        "(default: now)")
+    parser.add_argument("--time", type=int, metavar="MS",
+                        help="time (epoch ms) of the new events (default: now)")
     parser.add_argument("--provider", default="dshkit",
                         help="provider recorded for a --summary-file summary")
     parser.add_argument("--model", default="caller-supplied",
                         help="model recorded for a --summary-file summary")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_json(parser)
 
 
-def add_parser(sub: Any) -> None:
-    compact = sub.add_parser("compact", help="plan or apply a compaction of a session log")
+def configure(compact: argparse.ArgumentParser) -> None:
     ops = compact.add_subparsers(dest="op", required=True, metavar="OPERATION")
     plan_p = ops.add_parser("plan", help="print what a compaction would append")
     _common(plan_p)
@@ -79,17 +76,21 @@ def add_parser(sub: Any) -> None:
                          help="summary text, or - for standard input")
     target = apply_p.add_mutually_exclusive_group()
     target.add_argument("--write", action="store_true", help="append to PATH in place")
-    target.add_argument("--output", metavar="NEW", help="write a new log file NEW")
+    target.add_argument("-o", "--output", metavar="NEW", help="write a new log file NEW")
 
 
-def _read_json(path: str) -> Any:
+def _usage(message: str, flag: str) -> NoReturn:
+    raise usage(message, flag=flag)
+
+
+def _read_json(path: str, flag: str) -> Any:
     """A configuration file (CMP-CLI-002): anything but a usable JSON text is a usage error."""
     try:
         return parse_json(Path(path).read_bytes())
     except OSError as exc:
-        raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        _usage(f"cannot read {path}: {exc.strerror or exc}", flag)
     except JsonInputError as exc:
-        raise _UsageError(f"{path}: {exc.describe()}") from None
+        _usage(f"{path}: {exc.describe()}", flag)
 
 
 def _summary_text(path: str) -> str:
@@ -98,9 +99,9 @@ def _summary_text(path: str) -> str:
             return sys.stdin.read()
         return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        _usage(f"cannot read {path}: {exc.strerror or exc}", "--summary-file")
     except UnicodeDecodeError:
-        raise _UsageError(f"{path} is not UTF-8 text") from None
+        _usage(f"{path} is not UTF-8 text", "--summary-file")
 
 
 def _region(text: str | None) -> tuple[int, int] | None:
@@ -112,19 +113,20 @@ def _region(text: str | None) -> tuple[int, int] | None:
             raise ValueError
         return int(start), int(end)
     except ValueError:
-        raise _UsageError(f"--region must be START:END (two seqs), got {text!r}") from None
+        got = json.dumps(text, ensure_ascii=False)
+        _usage(f"--region must be START:END (two seqs), got {got}", "--region")
 
 
 def _planner(args: argparse.Namespace) -> tuple[Any, str]:
     region = _region(args.region)
     trigger = args.trigger or ("region" if region is not None else "pressure")
     if region is not None and trigger != "region":
-        raise _UsageError("--region goes with --trigger region")
-    config = resolve_config(_read_json(args.config) if args.config else None)
+        _usage("--region goes with --trigger region", "--trigger")
+    config = resolve_config(_read_json(args.config, "--config") if args.config else None)
     prune: PruneConfig | None = None
     if not args.no_prune:
-        prune = resolve_prune_config(_read_json(args.prune_config) if args.prune_config
-                                     else None)
+        prune = resolve_prune_config(_read_json(args.prune_config, "--prune-config")
+                                     if args.prune_config else None)
     summarizer: Summarizer
     if args.summary_file:
         summarizer = FixedSummarizer(_summary_text(args.summary_file), provider=args.provider,
@@ -143,78 +145,57 @@ def _planner(args: argparse.Namespace) -> tuple[Any, str]:
     return run, trigger
 
 
-def _emit(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
-
-
-def _print_plan(path: str, result: Plan) -> None:
-    print(f"{path}: trigger {result.trigger}: {result.outcome}"
+def _print_plan(out: Reporter, path: str, result: Plan) -> None:
+    out.say(f"{path}: trigger {result.trigger}: {result.outcome}"
           + (f" ({result.reason})" if result.reason else ""))
     if result.pressure is not None:
         spec = result.pressure
-        print(f"  context window {spec.context_window}: threshold {spec.threshold_tokens}, "
+        out.say(f"  context window {spec.context_window}: threshold {spec.threshold_tokens}, "
               f"retain {spec.retain_tokens} tokens")
     if result.before is not None and result.after is not None:
-        print(f"  estimate: {result.before.total_tokens} -> {result.after.total_tokens} tokens "
+        out.say(f"  estimate: {result.before.total_tokens} -> {result.after.total_tokens} tokens "
               f"({len(result.before.nodes)} -> {len(result.after.nodes)} surface nodes)")
     for item in result.prunes:
-        print(f"  prune tool result {item['originalSeq']}: {item['charsBefore']} -> "
+        out.say(f"  prune tool result {item['originalSeq']}: {item['charsBefore']} -> "
               f"{item['charsAfter']} code points")
     for item in result.compactions:
         span = item["shadowedRange"]
-        print(f"  compact {len(item['shadowedSeqs'])} nodes {span['start']}..{span['end']} "
+        out.say(f"  compact {len(item['shadowedSeqs'])} nodes {span['start']}..{span['end']} "
               f"(~{item['shadowedTokenCount']} tokens) into checkpoint {item['checkpointSeq']} "
               f"(~{item['framedTokens']} tokens)")
     if result.failure is not None:
-        print(f"  failed ({result.failure.kind}): {result.failure.message}")
+        out.say(f"  failed ({result.failure.kind}): {result.failure.message}")
     for warning in result.warnings:
-        print(f"  warning: {warning}")
+        out.say(f"  warning: {warning}")
     if result.events:
-        print(f"  events to append: {result.events[0]['seq']}..{result.events[-1]['seq']}")
+        out.say(f"  events to append: {result.events[0]['seq']}..{result.events[-1]['seq']}")
 
 
-def _refused(args: argparse.Namespace, error: CompactionError) -> int:
-    if args.json:
-        _emit({"path": args.path, "valid": False, "error": error.to_json()})
-    else:
-        print(f"{args.path}: {error.code} [{error.requirement}]: {error.message}",
-              file=sys.stderr)
-    return EXIT_USAGE if error.code in _IO_CODES else EXIT_REFUSED
-
-
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, out: Reporter) -> int:
     try:
         planner, _ = _planner(args)
         if args.op == "plan":
             events, _reader = read_log(args.path)
             result = planner(events)
-            if args.json:
-                _emit({"path": args.path, "valid": True,
-                       "plan": result.to_json(messages=args.messages)})
+            if out.json:
+                out.emit({"path": args.path, "valid": True,
+                          "plan": result.to_json(messages=args.messages)})
             else:
-                _print_plan(args.path, result)
-            return EXIT_OK
+                _print_plan(out, args.path, result)
+            return exits.OK
         report = apply_to_path(args.path, planner, write=args.write, output=args.output)
-    except _UsageError as exc:
-        if args.json:
-            _emit({"path": args.path, "valid": False,
-                   "error": {"code": "USAGE", "message": str(exc)}})
-        else:
-            print(f"dshkit compact: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except CompactionError as exc:
-        return _refused(args, exc)
-    if args.json:
-        _emit(report.to_json())
-        return EXIT_OK
+        io = exc.code in _IO_CODES
+        raise from_error(exc.to_json(), exits.USAGE if io else exits.INVALID,
+                         path=args.path) from None
+    if out.json:
+        out.emit(report.to_json())
+        return exits.OK
     assert report.plan is not None
-    _print_plan(args.path, report.plan)
+    _print_plan(out, args.path, report.plan)
     if report.written:
-        print(f"{report.written}: appended {len(report.plan.events)} events", file=sys.stderr)
+        out.note(f"{report.written}: appended {len(report.plan.events)} events")
     else:
         for event in report.plan.events:
-            print(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
-    return EXIT_OK
-
-
-__all__ = ["add_parser", "run"]
+            out.say(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+    return exits.OK

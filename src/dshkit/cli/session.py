@@ -1,0 +1,147 @@
+"""``dshkit validate``, ``fold`` and ``repair``: the session log commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..reference.session.levels import Level
+from . import exits
+from .options import add_json
+from .problems import describe, exit_for, refusal
+from .report import Reporter, usage
+
+if TYPE_CHECKING:
+    from ..reference.session.folding import FoldReport
+
+
+def configure_validate(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="log file, or - for stdin")
+    parser.add_argument("--level", choices=[lv.value for lv in Level], default="load",
+                        help="conformance level (default: load, the strictest)")
+    add_json(parser)
+    parser.add_argument("--session-id", metavar="ID", help="session id for legacy message ids "
+                        "(default: the header's id)")
+    parser.add_argument("--typed", action="store_true",
+                        help="also check the closed payload shapes of the 48 known types "
+                             "(reported beside the verdict, never changing it)")
+    parser.add_argument("--fold", action="store_true",
+                        help="also fold the log as a loader does, in the same pass "
+                             "(level load only)")
+
+
+def run_validate(args: argparse.Namespace, out: Reporter) -> int:
+    if args.fold and args.level != Level.LOAD.value:
+        raise usage("--fold needs --level load", flag="--level")
+    worst = exits.OK
+    for path in args.paths:
+        fold: FoldReport | None = None
+        if args.fold:
+            from ..reference.session.single_pass import validate_and_fold
+
+            both = validate_and_fold(path, session_id=args.session_id, typed=args.typed)
+            report, fold = both.validation, both.fold
+        else:
+            from ..reference.session.validation import validate_path
+
+            report = validate_path(path, Level(args.level), session_id=args.session_id,
+                                   typed=args.typed)
+        if out.json:
+            body = report.to_json() if fold is None else {**report.to_json(),
+                                                          "fold": fold.to_json()}
+            if report.errors:
+                out.emit(refusal(report.errors[0], path, body).envelope(out.command))
+            else:
+                out.emit(body)
+        elif report.valid:
+            torn = f", torn tail of {report.torn.lines} line(s) dropped" if report.torn else ""
+            out.say(f"{path}: valid at level {args.level} ({report.events} events{torn})")
+        else:
+            failed = report.failed_level.value if report.failed_level else args.level
+            for problem in report.errors:
+                out.say(f"{path}: invalid at level {args.level}: {describe(problem)} "
+                        f"(fails level {failed})")
+        if not out.json and report.typed:
+            for problem in report.typed:
+                out.say(f"{path}: typed layer: {describe(problem)}")
+        if not out.json and fold is not None:
+            out.say(f"{path}: {_fold_summary(fold)}")
+        worst = max(worst, exit_for(report.errors))
+    return worst
+
+
+def _fold_summary(fold: FoldReport) -> str:
+    if not fold.valid:
+        return f"cannot fold: {describe(fold.errors[0])}"
+    closers = f", {len(fold.closers)} repair closer(s)" if fold.closers else ""
+    return (f"fold: {len(fold.nodes)} surface node(s), {len(fold.shadowed)} shadowed, "
+            f"{len(fold.messages)} message(s){closers}")
+
+
+def configure_fold(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="log file, or - for stdin")
+    add_json(parser)
+    parser.add_argument("--no-repair", action="store_true",
+                        help="fold exactly what is stored (no closers, no legacy migration)")
+    parser.add_argument("--session-id", metavar="ID", help="session id for legacy message ids "
+                        "(default: the header's id)")
+
+
+def run_fold(args: argparse.Namespace, out: Reporter) -> int:
+    from ..reference.session.folding import fold_path
+
+    report = fold_path(args.path, repair=not args.no_repair, session_id=args.session_id)
+    if out.json:
+        if report.errors:
+            return out.refuse(refusal(report.errors[0], args.path, report.to_json()))
+        out.emit(report.to_json())
+    elif not report.valid:
+        for problem in report.errors:
+            out.say(f"{args.path}: cannot fold: {describe(problem)}")
+    else:
+        out.say(f"nodes: {list(report.nodes)}")
+        out.say(f"shadowed: {list(report.shadowed)}")
+        if report.closers:
+            out.say(f"repair closers (in memory): {[c['seq'] for c in report.closers]}")
+        for message in report.messages:
+            out.say(f"- {message.get('role')} {message.get('id')}: {_summary(message)}")
+    return exit_for(report.errors)
+
+
+def _summary(message: dict[str, Any]) -> str:
+    parts = []
+    for block in message.get("content") or []:
+        if isinstance(block, dict):
+            text = block.get("text")
+            parts.append(text if isinstance(text, str) else f"[{block.get('type')}]")
+    line = " ".join(parts).replace("\n", " ")
+    return line if len(line) <= 100 else line[:97] + "..."
+
+
+def configure_repair(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="log file")
+    add_json(parser)
+    parser.add_argument("--write", action="store_true",
+                        help="append the closers to the file atomically")
+
+
+def run_repair(args: argparse.Namespace, out: Reporter) -> int:
+    from ..reference.session.recovery import repair_path
+
+    report = repair_path(args.path, write=args.write)
+    if out.json:
+        if report.errors:
+            return out.refuse(refusal(report.errors[0], args.path, report.to_json()))
+        out.emit(report.to_json())
+    elif not report.valid:
+        for problem in report.errors:
+            out.say(f"{args.path}: cannot repair: {describe(problem)}")
+    else:
+        if not report.closers:
+            out.say(f"{args.path}: balanced; no closers needed")
+        for event in report.closers:
+            out.say(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+        if report.written:
+            out.note(f"{args.path}: repaired in place")
+    return exit_for(report.errors)
