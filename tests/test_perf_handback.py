@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from builders import event, jsonl_line
+from builders import event, jsonl_line, session_header
 
 from dshkit.reference.session import jsonparse
 from dshkit.reference.session import reader as reader_module
@@ -28,7 +28,7 @@ from dshkit.reference.session.reader import DeferredRun, LogReader
 from dshkit.reference.session.single_pass import validate_and_fold
 from dshkit.reference.session.validation import session_batches, validate_path
 
-HEADER = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+HEADER = session_header("s", created_at=1)
 Event = dict[str, Any]
 
 

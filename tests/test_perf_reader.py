@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from builders import event
+from builders import event, session_header
 
 from dshkit.reference.problems import ProblemError
 from dshkit.reference.session import reader as reader_module
@@ -21,7 +21,7 @@ from dshkit.reference.session.pipeline import SessionChecker, paused_gc, run_all
 from dshkit.reference.session.reader import LogReader
 from dshkit.reference.session.validation import validate_path
 
-HEADER = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+HEADER = session_header("s", created_at=1)
 
 
 def _log() -> list[dict[str, Any]]:

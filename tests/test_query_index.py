@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import user_message
+from builders import session_header, user_message
 
 from dshkit.reference.query import (
     APPLICATION_ID,
@@ -24,8 +24,7 @@ from dshkit.reference.query import (
 
 
 def _log(path: Path, session_id: str, texts: list[str]) -> Path:
-    header = {"type": "session", "version": 0, "id": session_id, "createdAt": 5,
-              "delegationDepth": 0}
+    header = session_header(session_id, created_at=5)
     lines = [header] + [user_message(i, t) for i, t in enumerate(texts)]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines),

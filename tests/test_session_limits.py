@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from builders import jsonl_line
+from builders import jsonl_line, session_header
 
 from dshkit.reference import limits
 from dshkit.reference.problems import ProblemError
@@ -23,7 +23,7 @@ from dshkit.reference.session.levels import Level
 from dshkit.reference.session.single_pass import validate_and_fold
 from dshkit.reference.session.validation import validate_events, validate_path
 
-HEADER = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+HEADER = session_header("s", created_at=1)
 
 
 def _event(seq: int, payload: Any = None) -> dict[str, Any]:
