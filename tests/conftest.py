@@ -41,7 +41,8 @@ CLEAN_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {
 def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The ``bin`` directory of a fresh venv (no system site packages) holding the wheel built
     from this checkout, with its dependencies and the ``conformance`` extra, installed from the
-    package index like a user's ``pip install dshkit[conformance]``."""
+    package index like a user's ``pip install dshkit[conformance] pytest`` (pytest for the
+    kit's pytest plug-in)."""
     work = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
                     str(work / "dist"), str(ROOT)], check=True, env=CLEAN_ENV, cwd=work)
@@ -50,5 +51,5 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     bin_dir = work / "venv" / ("Scripts" if os.name == "nt" else "bin")
     python = bin_dir / ("python.exe" if os.name == "nt" else "python")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                    f"{wheel}[conformance]"], check=True, env=CLEAN_ENV, cwd=work)
+                    f"{wheel}[conformance]", "pytest"], check=True, env=CLEAN_ENV, cwd=work)
     return bin_dir
