@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +65,7 @@ def test_no_bare_top_level_modules(installed: Path, tmp_path: Path) -> None:
     assert result.stdout.split() == ["None", "None"]
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_checkout_without_symlinks_refuses_to_build(tmp_path: Path) -> None:
     """git for Windows without Developer Mode checks symlinks out as small text files: the
     build must stop there with the fix, not install a package without its subpackages."""
