@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import user_message
 
 from dshkit import __version__, cli
 from dshkit.reference.session.header import header_line
@@ -20,16 +21,10 @@ FOLD_KEYS = {"path", "valid", "events", "nodes", "shadowed", "messages", "closer
              "replacements", "logOnly", "replaceGeneration"}
 
 
-def _user(seq: int, ident: str) -> Event:
-    return {"type": "user/message", "seq": seq, "time": seq, "surfaceOp": "append",
-            "data": {"id": ident, "role": "user", "content": [{"type": "text", "text": ident}],
-                     "source": {"kind": "user"}}}
-
-
 def _log(open_turn: bool = False) -> list[Event]:
     events: list[Event] = [
         {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1}},
-        _user(1, "u1"),
+        user_message(1, "u1", ident="u1"),
         {"type": "step/start", "seq": 2, "time": 2, "data": {"turn": 1, "step": 1}},
         {"type": "assistant/message", "seq": 3, "time": 3, "surfaceOp": "append",
          "data": {"turn": 1, "step": 1, "message": {
@@ -215,10 +210,12 @@ def test_fold_no_repair(capsys: pytest.CaptureFixture[str], open_log: Path) -> N
 
 
 def test_fold_replacements(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    summary = _user(3, "s1")
+    summary = user_message(3, "s1", ident="s1")
     summary["surfaceOp"] = {"op": "replace", "start": 0, "end": 1}
     summary["sourceEventSeqs"] = [0, 1]
-    path = _write(tmp_path / "r.jsonl", [_user(0, "m0"), _user(1, "m1"), _user(2, "m2"),
+    path = _write(tmp_path / "r.jsonl", [user_message(0, "m0", ident="m0"),
+                                         user_message(1, "m1", ident="m1"),
+                                         user_message(2, "m2", ident="m2"),
                                          summary])
     code, out, _ = run(capsys, "fold", "--json", str(path))
     (report,) = objects(out)
@@ -229,9 +226,9 @@ def test_fold_replacements(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
 
 
 def test_fold_invalid_exits_one(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    broken = _user(1, "x")
+    broken = user_message(1, "x", ident="x")
     broken["surfaceOp"] = {"op": "replace", "start": 7, "end": 7}
-    path = _write(tmp_path / "f.jsonl", [_user(0, "m0"), broken])
+    path = _write(tmp_path / "f.jsonl", [user_message(0, "m0", ident="m0"), broken])
     code, out, _ = run(capsys, "fold", "--json", str(path))
     (report,) = objects(out)
     assert code == 1 and report["valid"] is False

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import user_message
 
 from dshkit import schemas
 from dshkit.cli import main
@@ -20,12 +21,6 @@ HEADER = {"type": "session", "version": 0, "id": "s1", "createdAt": 1, "cwd": "/
           "delegationDepth": 0}
 
 
-def _user(seq: int, text: str) -> dict[str, Any]:
-    return {"type": "user/message", "seq": seq, "time": 1,
-            "data": {"id": f"u{seq}", "role": "user", "content": [{"type": "text", "text": text}],
-                     "source": {"kind": "user"}}, "surfaceOp": "append"}
-
-
 def _log() -> list[dict[str, Any]]:
     """Turn 1 with a header and four long user messages, closed; then a short message."""
     events: list[dict[str, Any]] = [
@@ -33,10 +28,10 @@ def _log() -> list[dict[str, Any]]:
         {"type": "request/header", "seq": 1, "time": 1,
          "data": {"header": {"config": {"provider": "mock", "model": "m"}}, "reason": "initial"}},
     ]
-    events += [_user(seq, "word " * 200) for seq in range(2, 6)]
+    events += [user_message(seq, "word " * 200, time=1) for seq in range(2, 6)]
     events.append({"type": "turn/end", "seq": 6, "time": 1,
                    "data": {"turn": 1, "reason": {"kind": "completed"}}})
-    events.append(_user(7, "thanks"))
+    events.append(user_message(7, "thanks", time=1))
     return events
 
 
@@ -188,7 +183,7 @@ def test_concurrent_append_is_detected(log_file: Path) -> None:
     def planner(events: list[dict[str, Any]]) -> Any:
         with open(log_file, "ab") as handle:  # another writer appends meanwhile
             handle.write(b"")
-            handle.write(json.dumps(_user(len(events), "late")).encode() + b"\n")
+            handle.write(json.dumps(user_message(len(events), "late", time=1)).encode() + b"\n")
         return plan(events, 1000, summarizer=FixedSummarizer("s"), time=3)
 
     with pytest.raises(CompactionError) as caught:

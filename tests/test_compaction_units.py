@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 import pytest
+from builders import user_message
 
 from dshkit.reference.compaction import (
     CHECKPOINT_PREAMBLE,
@@ -28,9 +29,7 @@ from dshkit.reference.compaction.transaction import IdSource
 
 def _user(seq: int, text: str, kind: str = "user") -> dict[str, Any]:
     source = {"kind": kind} if kind == "user" else {"kind": "plugin", "plugin": kind}
-    return {"type": "user/message", "seq": seq, "time": 1,
-            "data": {"id": f"u{seq}", "role": "user", "content": [{"type": "text", "text": text}],
-                     "source": source}, "surfaceOp": "append"}
+    return user_message(seq, text, time=1, source=source)
 
 
 LOG = [_user(0, "alpha " * 100), _user(1, "beta " * 100, "skill"), _user(2, "gamma " * 100),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import user_message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -93,12 +94,6 @@ def test_any_hostile_memory_text_stays_inside_its_bullet(tmp_path_factory: Any,
     _check_snapshot(snapshot, len(texts))
 
 
-def _user(seq: int, text: str) -> dict[str, Any]:
-    return {"type": "user/message", "seq": seq, "time": seq, "surfaceOp": "append",
-            "data": {"id": f"u{seq}", "role": "user", "source": {"kind": "user"},
-                     "content": [{"type": "text", "text": text}]}}
-
-
 def _assistant(seq: int, text: str) -> dict[str, Any]:
     return {"type": "assistant/message", "seq": seq, "time": seq, "surfaceOp": "append",
             "sourceEventSeqs": [],
@@ -109,7 +104,7 @@ def _assistant(seq: int, text: str) -> dict[str, Any]:
 
 
 def _prompt(texts: list[str], label: str, cwd: str) -> tuple[str, str]:
-    events = [(_user if i % 2 == 0 else _assistant)(i, t) for i, t in enumerate(texts)]
+    events = [(user_message if i % 2 == 0 else _assistant)(i, t) for i, t in enumerate(texts)]
     snapshot = SurfaceSnapshot({"id": "src", "cwd": cwd}, len(events) - 1, tuple(events))
     prepared = prepare("target", [], [{"sessionId": "src", "label": label}],
                        snapshots_resolver({"src": snapshot}))

@@ -4,34 +4,19 @@ console script, the reference harness and the plug-in module are all in the whee
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import venv
 from pathlib import Path
 
 import pytest
+from conftest import CLEAN_ENV as ENV
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-#: No PYTHONPATH: the source tree must not leak into the installed environment.
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {
-    "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def venv_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("kitwheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                    str(work / "dist"), str(ROOT)], check=True, env=ENV, cwd=work)
-    wheel = next((work / "dist").glob("dshkit-*.whl"))
-    venv.EnvBuilder(with_pip=False, system_site_packages=True).create(work / "venv")
-    bin_dir = work / "venv" / "bin"
-    subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--no-deps", "-q",
-                    "--force-reinstall", str(wheel)], check=True, env=ENV, cwd=work)
-    # the reference harness below runs from the wheel too: what it needs beyond the system's
-    subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel)],
-                   check=True, env=ENV, cwd=work)
-    return bin_dir
+def venv_bin(wheel_venv: Path) -> Path:
+    return wheel_venv
 
 
 def test_kit_runs_from_the_wheel(venv_bin: Path, tmp_path: Path) -> None:

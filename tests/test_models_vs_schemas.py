@@ -5,7 +5,7 @@ packed chunk rows) instances generated from one side must be accepted by the oth
 
 (a) instances generated from the pydantic model's own JSON schema, validated and dumped by
     the model, must validate against the hand-written typed schema;
-(b) instances generated from the hand-written schema (hypothesis-jsonschema) must validate
+(b) instances generated from the hand-written schema (``schema_strategies``) must validate
     against the model and dump back unchanged.
 
 A deterministic check compares the object shapes (property names, which are required,
@@ -15,6 +15,8 @@ closedness) of both sides, so a field added to one side only fails even without 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any, cast
@@ -25,13 +27,14 @@ import referencing
 import referencing.jsonschema
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 from jsonschema.protocols import Validator
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from schema_strategies import from_schema
 
 from dshkit import schemas
 from dshkit.reference.session import models
+from dshkit.reference.session import typed as typed_layer
 
 V0 = schemas.SCHEMA_BASE + "session/v0/"
 EVENT_TYPES = sorted(models.KNOWN_EVENT_TYPES)
@@ -53,7 +56,7 @@ FAST = settings(
 
 Schema = dict[str, Any]
 
-# Keywords that carry no validation (or that hypothesis-jsonschema does not know) are dropped
+# Keywords that carry no validation (or that the leaf strategies do not know) are dropped
 # when a schema is inlined for generation.
 _ANNOTATIONS = frozenset(
     {
@@ -124,9 +127,8 @@ def generate(schema: Schema | bool) -> st.SearchStrategy[Any]:
     """A strategy for the instances of an inlined schema.
 
     Objects with closed properties, arrays and anyOf/oneOf are assembled here so that each
-    sub-strategy is built once (hypothesis-jsonschema rebuilds nested strategies on every draw,
-    which is too slow for these schemas); every other subschema (scalars, patterns, consts,
-    free-form JSON values) is handed to :func:`hypothesis_jsonschema.from_schema`. allOf draws
+    sub-strategy is built once; every other subschema (scalars, patterns, consts, free-form
+    JSON values) is handed to :func:`schema_strategies.from_schema`. allOf draws
     from its members' keywords merged; allOf and the conditional keywords (if/then/else, not)
     are honoured by filtering with a real validator. Every
     draw is validated again by the tests themselves, so this can never hide a disagreement.
@@ -198,7 +200,7 @@ def _canonical(value: object) -> str:
 def _leaf(schema: Schema | bool) -> st.SearchStrategy[Any]:
     key = _canonical(schema)
     if key not in _leaves:
-        _leaves[key] = from_schema(schema, allow_x00=False)
+        _leaves[key] = from_schema(schema)
     return _leaves[key]
 
 
@@ -343,6 +345,10 @@ def test_schema_events_validate_against_models(event_type: str, data: st.DataObj
     payload = models.typed_payload(parsed)
     assert payload is not None
     assert payload.model_dump(mode="json", exclude_unset=True, by_alias=True) == event["data"]
+    whole = typed_layer.parse_event(event)
+    assert type(whole) is models.EVENT_MODELS[event_type]
+    assert cast(object, whole.data) == payload
+    assert whole.model_dump(mode="json", exclude_unset=True) == event
 
 
 @pytest.mark.parametrize("name", sorted(FILE_PAIRS))
@@ -504,3 +510,52 @@ def test_models_do_not_coerce(model: type[BaseModel], data: dict[str, Any]) -> N
 def _payload_uri(model: type[BaseModel]) -> str:
     (event_type,) = [t for t, m in models.PAYLOAD_MODELS.items() if m is model]
     return _event_file(event_type) + "#/$defs/data"
+
+
+# --------------------------------------------------------------------------- the typed API
+
+
+def test_parse_event_types_known_and_unknown_events() -> None:
+    start = typed_layer.parse_event({"type": "turn/start", "seq": 0, "time": 1,
+                                     "data": {"turn": 1}})
+    assert isinstance(start, models.EVENT_MODELS["turn/start"])
+    assert isinstance(start.data, models.TurnStartPayload) and start.data.turn == 1
+    other = {"type": "x/y", "seq": 0, "time": 1, "data": {"a": [1]}, "ignorable": True}
+    opaque = typed_layer.parse_event(other)
+    assert type(opaque) is models.OpaqueEvent
+    assert opaque.model_dump(mode="json", exclude_unset=True) == other
+    assert set(models.EVENT_MODELS) == models.KNOWN_EVENT_TYPES
+
+
+@pytest.mark.parametrize("event", [
+    {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 0}},
+    {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}, "surfaceOp": "append"},
+    {"type": "x/y", "seq": 0, "time": 1, "data": {}},
+    {"type": "mode/set", "seq": 0, "time": 1, "data": {}, "ignorable": True},
+    {"type": 1, "seq": 0, "time": 1, "data": {}},
+    [],
+], ids=["bad-payload", "not-surface", "unknown-not-ignorable", "retired", "type-not-string",
+        "not-an-object"])
+def test_parse_event_refuses(event: object) -> None:
+    with pytest.raises(ValidationError):
+        typed_layer.parse_event(event)
+
+
+def test_typed_layer_reports_a_model_that_refuses_a_schema_valid_event(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    event = {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}}
+    assert typed_layer.typed_problems(event, seq=0, line=None) == []
+    narrower = TypeAdapter(models.TurnEndPayload)
+    monkeypatch.setattr(typed_layer, "parse_event", narrower.validate_python)
+    (problem,) = typed_layer.typed_problems(event, seq=0, line=None)
+    assert problem.code == "TYPED_MODEL_DISAGREES"
+    assert problem.requirement == "SES-VOC-001"
+    assert "dshkit defect" in problem.message
+
+
+def test_the_command_line_starts_without_pydantic() -> None:
+    probe = ("import sys, dshkit.cli, dshkit.reference.session.typed;"
+             "print('pydantic' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.split() == ["False"]

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import zstandard
+from builders import event, jsonl_line, session_header
 
 from dshkit.reference.json import parse as jsonparse
 from dshkit.reference.session import reader as reader_module
@@ -27,26 +28,22 @@ from dshkit.reference.session.runlog import run_log, session_batches
 from dshkit.reference.session.single_pass import validate_and_fold
 from dshkit.reference.session.validation import validate_path
 
-HEADER = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+HEADER = session_header("s", created_at=1)
 Event = dict[str, Any]
 
 
-def _event(seq: int, kind: str, data: Any, **extra: Any) -> Event:
-    return {"type": kind, "seq": seq, "time": seq, "data": data, **extra}
-
-
 def _turn(seq: int, turn: int, chunks: int) -> list[Event]:
-    events = [_event(seq, "turn/start", {"turn": turn}),
-              _event(seq + 1, "user/message", {"id": f"u{seq}", "role": "user", "content": [
+    events = [event("turn/start", seq, {"turn": turn}),
+              event("user/message", seq + 1, {"id": f"u{seq}", "role": "user", "content": [
                   {"type": "text", "text": "hi"}], "source": {"kind": "user"}},
                      surfaceOp="append"),
-              _event(seq + 2, "step/start", {"turn": turn, "step": 1})]
+              event("step/start", seq + 2, {"turn": turn, "step": 1})]
     for n in range(chunks):
-        events.append(_event(seq + 3 + n, "assistant/chunk", {"turn": turn, "step": 1, "chunk": {
+        events.append(event("assistant/chunk", seq + 3 + n, {"turn": turn, "step": 1, "chunk": {
             "type": "text-delta", "index": 0, "text": f"t{n} "}}))
     at = seq + 3 + chunks
-    events += [_event(at, "step/end", {"turn": turn, "step": 1}),
-               _event(at + 1, "turn/end", {"turn": turn, "reason": {"kind": "completed"}})]
+    events += [event("step/end", at, {"turn": turn, "step": 1}),
+               event("turn/end", at + 1, {"turn": turn, "reason": {"kind": "completed"}})]
     return events
 
 
@@ -57,12 +54,8 @@ def _log() -> list[Event]:
     return events
 
 
-def _line(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode() + b"\n"
-
-
 def _text(events: list[Any], *, header: bool = True) -> bytes:
-    return (_line(HEADER) if header else b"") + b"".join(_line(e) for e in events)
+    return (jsonl_line(HEADER) if header else b"") + b"".join(jsonl_line(e) for e in events)
 
 
 def _renumbered(events: list[Event], drop: int) -> list[Event]:
@@ -78,13 +71,13 @@ def _damaged() -> dict[str, bytes]:
         logs[f"dup-{at}"] = _text([*events[:at], events[at - 1], *events[at:]])
         logs[f"array-{at}"] = _text([*events[:at], [1, 2], *events[at:]])
         logs[f"garbage-{at}"] = (_text(events[:at]) + b"{not json\n"
-                                 + b"".join(_line(e) for e in events[at:]))
+                                 + b"".join(jsonl_line(e) for e in events[at:]))
         bad = json.loads(json.dumps(events[at]))
         bad["seq"] = float(bad["seq"])
         logs[f"float-seq-{at}"] = _text([*events[:at], bad, *events[at + 1:]])
         row = {"type": "text-chunks", "seq": events[at]["seq"], "time": 0, "data": {}}
         logs[f"malformed-row-{at}"] = _text([*events[:at], row, *events[at + 1:]])
-        logs[f"fragment-{at}"] = _text(events[:at]) + _line(events[at])[:9]
+        logs[f"fragment-{at}"] = _text(events[:at]) + jsonl_line(events[at])[:9]
     logs["packed"] = _text(list(pack_events(events)))
     logs["packed-gap"] = _text(list(pack_events(_renumbered(events, 9))))
     return logs

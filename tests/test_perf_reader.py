@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import zstandard
+from builders import event, session_header
 
 from dshkit.reference.problems import ProblemError
 from dshkit.reference.session import segments as reader_module
@@ -20,23 +21,19 @@ from dshkit.reference.session.pipeline import SessionChecker, paused_gc, run_all
 from dshkit.reference.session.reader import LogReader
 from dshkit.reference.session.validation import validate_path
 
-HEADER = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
-
-
-def _event(seq: int, kind: str, data: Any, **extra: Any) -> dict[str, Any]:
-    return {"type": kind, "seq": seq, "time": seq, "data": data, **extra}
+HEADER = session_header("s", created_at=1)
 
 
 def _log() -> list[dict[str, Any]]:
-    events = [_event(0, "turn/start", {"turn": 1}),
-              _event(1, "user/message", {"id": "u", "role": "user", "content": [
+    events = [event("turn/start", 0, {"turn": 1}),
+              event("user/message", 1, {"id": "u", "role": "user", "content": [
                   {"type": "text", "text": "x" * 300}], "source": {"kind": "user"}},
                      surfaceOp="append"),
-              _event(2, "step/start", {"turn": 1, "step": 1})]
+              event("step/start", 2, {"turn": 1, "step": 1})]
     for seq in range(3, 40):
-        events.append(_event(seq, "assistant/chunk", {"turn": 1, "step": 1, "chunk": {
+        events.append(event("assistant/chunk", seq, {"turn": 1, "step": 1, "chunk": {
             "type": "text-delta", "index": 0, "text": "tok-0 " * (seq % 5)}}))
-    events.append(_event(40, "plan/mode", {"active": True, "n": -1}))
+    events.append(event("plan/mode", 40, {"active": True, "n": -1}))
     return events
 
 
@@ -144,7 +141,7 @@ def test_an_observer_runs_with_the_collector_on(tmp_path: Path) -> None:
 
 def test_the_fold_keeps_no_shadowed_event(tmp_path: Path) -> None:
     events = _log()[:3]
-    events.append(_event(3, "user/message", {"id": "c", "role": "user", "content": [],
+    events.append(event("user/message", 3, {"id": "c", "role": "user", "content": [],
                                              "source": {"kind": "plugin", "plugin": "compact"}},
                          surfaceOp={"op": "replace", "start": 1, "end": 1},
                          sourceEventSeqs=[1]))

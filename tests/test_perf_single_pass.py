@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import session_header
 
 from dshkit import cli
 from dshkit.reference.session.folding import fold_path
@@ -64,7 +65,7 @@ def test_one_pass_with_the_typed_layer(tmp_path: Path) -> None:
 
 
 def test_one_pass_on_every_form(tmp_path: Path) -> None:
-    header = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    header = session_header("s", created_at=1)
     events = [json.loads(line) for line in (FIXTURES / "e1.jsonl").read_text().splitlines()]
     compressions: tuple[Compression, ...] = ("none", "zstd")
     for compression in compressions:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from builders import session_header
 
 from dshkit.cli import main
 from dshkit.reference.projection import (
@@ -44,8 +45,8 @@ def test_candidates_config_inputs() -> None:
 
 def test_cli_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "a.jsonl"
-    log.write_text(json.dumps({"type": "session", "version": 0, "id": "s-1", "createdAt": 1,
-                               "delegationDepth": 0}) + "\n" + json.dumps(SNAP.events[0]) + "\n",
+    log.write_text(json.dumps(session_header("s-1", created_at=1)) + "\n"
+                   + json.dumps(SNAP.events[0]) + "\n",
                    encoding="utf-8")
     check = validator("reference/v1/cli-output.json")
     for argv in ([str(log), "--json"], [str(log), "--json", "--budget", "10"]):

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 import pytest
+from builders import user_message
 
 from dshkit.reference.projection import (
     PROMPT_PREFIX,
@@ -21,14 +22,7 @@ from dshkit.reference.projection import (
     utf8_len,
 )
 
-
-def _user(text: str, seq: int = 0) -> dict[str, Any]:
-    return {"type": "user/message", "seq": seq, "time": seq,
-            "data": {"id": f"u{seq}", "role": "user", "content": [{"type": "text", "text": text}],
-                     "source": {"kind": "user"}}, "surfaceOp": "append"}
-
-
-SNAP = SurfaceSnapshot({"id": "one"}, 0, (_user("hello"),))
+SNAP = SurfaceSnapshot({"id": "one"}, 0, (user_message(0, "hello"),))
 
 
 def test_resolver_is_the_only_way_to_a_source() -> None:
@@ -81,7 +75,7 @@ def test_cancellation_wins_over_read_failure() -> None:
 
 def test_one_context_message_for_all_sources() -> None:
     snaps = {"one": SNAP, "two": SurfaceSnapshot({"id": "two", "cwd": "/w"}, 3,
-                                                 (_user("<b>bold</b>"),))}
+                                                 (user_message(0, "<b>bold</b>"),))}
     prepared = prepare("t", [], [{"sessionId": "two", "label": "Two"}, {"sessionId": "one"}],
                        snapshots_resolver(snaps), new_id=lambda: "ctx")
     context = prepared.additional_context
@@ -97,7 +91,7 @@ def test_one_context_message_for_all_sources() -> None:
 
 
 def test_budget_failure_of_one_source_fails_all() -> None:
-    big = SurfaceSnapshot({"id": "big-" + "x" * 100}, 0, (_user("y"),))
+    big = SurfaceSnapshot({"id": "big-" + "x" * 100}, 0, (user_message(0, "y"),))
     with pytest.raises(SessionReferenceError) as info:
         prepare("t", [], [{"sessionId": "one"}, {"sessionId": "big"}],
                 snapshots_resolver({"one": SNAP, "big": big}),

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import session_header
 from hardening.crash import index_contents
 
 from dshkit.reference.query import SessionSearchEngine
@@ -42,8 +43,7 @@ def _corpus(directory: Path, sessions: int, events: int) -> dict[str, int]:
     expected: dict[str, int] = {}
     for n in range(sessions):
         sid = f"s{n:03d}"
-        lines = [{"type": "session", "version": 0, "id": sid, "createdAt": n,
-                  "delegationDepth": 0}]
+        lines = [session_header(sid, created_at=n)]
         for seq in range(events):
             lines.append({"type": "user/message", "seq": seq, "time": seq, "surfaceOp": "append",
                           "data": {"id": f"u{seq}", "role": "user", "source": {"kind": "user"},

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import session_header
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,8 +84,7 @@ def test_scan_equals_load_on_generated_logs(tmp_path: Path, events: list[Event],
                                             torn: bool) -> None:
     events = [*events, {"type": "session/title", "seq": len(events), "time": 1,
                         "data": {"title": "a title"}}] if events and header else events
-    head = {"type": "session", "version": 0, "id": "gen", "createdAt": 3,
-            "delegationDepth": 0} if header else None
+    head = session_header("gen", created_at=3) if header else None
     _same_as_load(_write(tmp_path / "gen.jsonl", events, head, '{"type": "turn/st' if torn
                          else ""))
 
@@ -127,8 +127,7 @@ def _corpus(tmp: Path, rng: random.Random) -> Path:
                                    "content": [{"type": "text", "text": f"summary {text}"}]}})
                 seq += 1
         _write(logs / f"s{n}.jsonl", events,
-               {"type": "session", "version": 0, "id": f"s{n}", "createdAt": n,
-                "delegationDepth": 0})
+               session_header(f"s{n}", created_at=n))
     return logs
 
 

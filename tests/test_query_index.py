@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import session_header, user_message
 
 from dshkit.reference.query import (
     APPLICATION_ID,
@@ -22,16 +23,9 @@ from dshkit.reference.query import (
 )
 
 
-def _user(seq: int, text: str) -> dict[str, Any]:
-    return {"type": "user/message", "seq": seq, "time": seq, "surfaceOp": "append",
-            "data": {"id": f"u{seq}", "role": "user", "content": [{"type": "text", "text": text}],
-                     "source": {"kind": "user"}}}
-
-
 def _log(path: Path, session_id: str, texts: list[str]) -> Path:
-    header = {"type": "session", "version": 0, "id": session_id, "createdAt": 5,
-              "delegationDepth": 0}
-    lines = [header] + [_user(i, t) for i, t in enumerate(texts)]
+    header = session_header(session_id, created_at=5)
+    lines = [header] + [user_message(i, t) for i, t in enumerate(texts)]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines),
                     encoding="utf-8")
@@ -86,7 +80,7 @@ def test_refuses_unrecognized_tables_in_its_own_database(tmp_path: Path) -> None
 def test_owner_only_permissions(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "idx.sqlite"
     with SessionSearchEngine.open(path) as engine:
-        engine.index_sessions([session_of_events("s", [_user(0, "alpha")])])
+        engine.index_sessions([session_of_events("s", [user_message(0, "alpha")])])
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         for sidecar in path.parent.iterdir():
             assert stat.S_IMODE(sidecar.stat().st_mode) == 0o600, sidecar
@@ -154,8 +148,8 @@ def test_bad_logs_are_reported_and_others_indexed(tmp_path: Path) -> None:
 def test_cjk_recall(tmp_path: Path) -> None:
     with SessionSearchEngine.open(":memory:") as engine:
         engine.index_sessions([
-            session_of_events("zh", [_user(0, "我们今天讨论会话查询索引\uff0c然后写测试\u3002")]),
-            session_of_events("ja", [_user(0, "日本語のテキスト検索")]),
+            session_of_events("zh", [user_message(0, "我们今天讨论会话查询索引\uff0c然后写测试\u3002")]),
+            session_of_events("ja", [user_message(0, "日本語のテキスト検索")]),
         ])
         assert _ids(engine, "会话查询") == ["zh"]
         assert engine.search_sessions({"query": "会话查询"}).match == "literal"
@@ -169,7 +163,7 @@ def test_cjk_recall(tmp_path: Path) -> None:
 
 def test_sanitized_text_and_markers(tmp_path: Path) -> None:
     with SessionSearchEngine.open(":memory:") as engine:
-        engine.index_sessions([session_of_events("s", [_user(0, "nul\0here \ufdd0mark\ufdd1 "
+        engine.index_sessions([session_of_events("s", [user_message(0, "nul\0here \ufdd0mark\ufdd1 "
                                                                 "lone\ud800x alpha")])])
         hit = engine.search_events({"sessionId": "s", "query": "alpha"}).items[0]
         assert hit["snippet"] == "nul\ufffdhere \ufffdmark\ufffd lone\ufffdx alpha"
@@ -211,8 +205,8 @@ def test_invalid_config(tmp_path: Path, options: dict[str, Any]) -> None:
 def test_cursors_survive_reopening_and_go_stale(tmp_path: Path) -> None:
     path = tmp_path / "idx.sqlite"
     with SessionSearchEngine.open(path) as engine:
-        engine.index_sessions([session_of_events("s", [_user(0, "alpha"), _user(1, "alpha")]),
-                               session_of_events("t", [_user(0, "alpha")])])
+        engine.index_sessions([session_of_events("s", [user_message(0, "alpha"), user_message(1, "alpha")]),
+                               session_of_events("t", [user_message(0, "alpha")])])
         page = engine.search_events({"sessionId": "s", "query": "alpha", "limit": 1})
         cursor = page.next_cursor
         sessions_cursor = engine.search_sessions({"query": "alpha", "limit": 1}).next_cursor
@@ -221,7 +215,7 @@ def test_cursors_survive_reopening_and_go_stale(tmp_path: Path) -> None:
         rest = engine.search_events({"sessionId": "s", "query": "alpha", "limit": 1,
                                      "cursor": cursor})
         assert [h["seq"] for h in rest.items] == [0] and rest.next_cursor is None
-        engine.index_sessions([session_of_events("t", [_user(0, "beta")])])
+        engine.index_sessions([session_of_events("t", [user_message(0, "beta")])])
         engine.search_events({"sessionId": "s", "query": "alpha", "limit": 1, "cursor": cursor})
         with pytest.raises(SessionQueryError) as info:
             engine.search_sessions({"query": "alpha", "limit": 1, "cursor": sessions_cursor})

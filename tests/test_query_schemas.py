@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import user_message
 
 from dshkit.cli import main
 from dshkit.reference.query import (
@@ -20,15 +21,8 @@ from dshkit.reference.query import (
 )
 from dshkit.schemas import validator
 
-
-def _user(seq: int, text: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "user/message", "seq": seq, "time": seq, "surfaceOp": "append",
-            "data": {"id": f"u{seq}", "role": "user", "content": [{"type": "text", "text": text}],
-                     "source": {"kind": "user"}}, **extra}
-
-
-EVENTS = [_user(0, "alpha"), _user(1, "alpha beta"),
-          {**_user(2, "summary alpha"), "surfaceOp": {"op": "replace", "start": 0, "end": 1},
+EVENTS = [user_message(0, "alpha"), user_message(1, "alpha beta"),
+          {**user_message(2, "summary alpha"), "surfaceOp": {"op": "replace", "start": 0, "end": 1},
            "sourceEventSeqs": [0, 1]}]
 
 

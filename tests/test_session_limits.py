@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import zstandard
+from builders import jsonl_line, session_header
 
 from dshkit.reference import limits
 from dshkit.reference.json import codec as jsoncodec
@@ -23,7 +24,7 @@ from dshkit.reference.session.levels import Level
 from dshkit.reference.session.single_pass import validate_and_fold
 from dshkit.reference.session.validation import validate_events, validate_path
 
-HEADER = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+HEADER = session_header("s", created_at=1)
 
 
 def _event(seq: int, payload: Any = None) -> dict[str, Any]:
@@ -31,12 +32,8 @@ def _event(seq: int, payload: Any = None) -> dict[str, Any]:
             "data": {"v": payload if payload is not None else "n" * (seq % 7)}}
 
 
-def _line(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode() + b"\n"
-
-
 def _log(*events: Any) -> bytes:
-    return _line(HEADER) + b"".join(_line(e) for e in events)
+    return jsonl_line(HEADER) + b"".join(jsonl_line(e) for e in events)
 
 
 def _nested(depth: int) -> Any:
@@ -63,7 +60,7 @@ def test_a_line_past_the_limit_is_refused_at_every_level(tmp_path: Path,
     events = [_event(0), long_event, _event(2)] if where == "middle" else [_event(0)]
     data = _log(*events)
     if where == "tail":
-        data += _line(long_event)[:-1]  # unterminated: still refused, not a torn tail
+        data += jsonl_line(long_event)[:-1]  # unterminated: still refused, not a torn tail
     path = tmp_path / "log.jsonl"
     path.write_bytes(data)
     with limits.override(max_line_bytes=2000):
@@ -78,7 +75,7 @@ def test_a_line_past_the_limit_is_refused_at_every_level(tmp_path: Path,
 
 
 def test_a_line_at_the_limit_is_read(tmp_path: Path) -> None:
-    line = _line(_event(0, "z" * 100))
+    line = jsonl_line(_event(0, "z" * 100))
     path = tmp_path / "log.jsonl"
     path.write_bytes(line)
     with limits.override(max_line_bytes=len(line) - 1):  # without its line feed
@@ -104,9 +101,9 @@ def _zstd(*frames: bytes) -> bytes:
 
 
 def test_a_frame_past_the_limit_is_refused(tmp_path: Path) -> None:
-    body = b"".join(_line(_event(seq, "w" * 200)) for seq in range(40))
+    body = b"".join(jsonl_line(_event(seq, "w" * 200)) for seq in range(40))
     path = tmp_path / "log.jsonl.zstd"
-    path.write_bytes(_zstd(_line(HEADER), body))
+    path.write_bytes(_zstd(jsonl_line(HEADER), body))
     assert validate_path(path, Level.LOAD).valid
     with limits.override(max_frame_bytes=len(body) - 1):
         report = validate_path(path, Level.LOAD)

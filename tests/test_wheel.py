@@ -1,18 +1,20 @@
 """The wheel is self-contained: built, installed in a fresh venv, it validates a log and finds
-its schemas and vectors without the source tree."""
+its schemas and vectors without the source tree. A checkout made without symlinks refuses to
+build, saying how to fix it."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
+from conftest import CLEAN_ENV, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
 
 LOG = (
     '{"type":"session","version":0,"id":"w","createdAt":1,"delegationDepth":0}\n'
@@ -24,32 +26,13 @@ LOG = (
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("wheel")
-    dist = work / "dist"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-         "-w", str(dist), str(ROOT)],
-        check=True,
-        env={**_clean_env(), "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
-    )
-    wheel = next(dist.glob("dshkit-*.whl"))
-    env_dir = work / "venv"
-    venv.EnvBuilder(with_pip=False, system_site_packages=True).create(env_dir)
-    python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "-q", str(wheel)],
-                   check=True, env=_clean_env())
-    return python
-
-
-def _clean_env() -> dict[str, str]:
-    """The environment without PYTHONPATH, so only the installed wheel can be imported."""
-    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+def installed(wheel_venv: Path) -> Path:
+    return wheel_venv / ("python.exe" if os.name == "nt" else "python")
 
 
 def _run(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(python), *args], capture_output=True, text=True, cwd=cwd,
-                          check=False, env=_clean_env())
+                          check=False, env=CLEAN_ENV)
 
 
 def test_installed_wheel_validates_a_log(installed: Path, tmp_path: Path) -> None:
@@ -80,3 +63,22 @@ def test_no_bare_top_level_modules(installed: Path, tmp_path: Path) -> None:
     probe = "import importlib.util as u; print(u.find_spec('reference'), u.find_spec('adapters'))"
     result = _run(installed, "-c", probe, cwd=tmp_path)
     assert result.stdout.split() == ["None", "None"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_checkout_without_symlinks_refuses_to_build(tmp_path: Path) -> None:
+    """git for Windows without Developer Mode checks symlinks out as small text files: the
+    build must stop there with the fix, not install a package without its subpackages."""
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "-q", "-c", "core.symlinks=false", str(ROOT), str(checkout)],
+                   check=True, env=CLEAN_ENV)
+    assert (checkout / "src" / "dshkit" / "reference").is_file()
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path / "dist"),
+         str(checkout)], capture_output=True, text=True, check=False, env=CLEAN_ENV)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "src/dshkit/{adapters,conformance,reference,schemas} must be symlinks" in output
+    assert "git config core.symlinks true" in output
+    assert "Developer Mode" in output
+    assert not list((tmp_path / "dist").glob("*.whl"))

@@ -25,8 +25,9 @@ Conventions shared by every model:
 
 from __future__ import annotations
 
+import re
 from functools import cache
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias, Union
 
 from annotated_types import Ge
 from pydantic import (
@@ -41,6 +42,7 @@ from pydantic import (
     RootModel,
     Strict,
     Tag,
+    create_model,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
@@ -53,6 +55,7 @@ from .vocabulary import SURFACE_EVENT_TYPES as VOCABULARY_SURFACE_TYPES
 
 __all__ = [
     "CORE_EVENT_TYPES",
+    "EVENT_MODELS",
     "KNOWN_EVENT_TYPES",
     "MAX_SAFE_INTEGER",
     "PAYLOAD_MODELS",
@@ -64,11 +67,13 @@ __all__ = [
     "Closed",
     "ContentBlock",
     "EpochHeader",
+    "Event",
     "JsonRecord",
     "LlmFailure",
     "Message",
     "MessageSource",
     "NonNegativeSafeInt",
+    "OpaqueEvent",
     "PositiveSafeInt",
     "SafeInt",
     "SessionEvent",
@@ -1445,6 +1450,68 @@ def typed_payload(event: SessionEvent) -> BaseModel | None:
     if event.ignorable is not True:
         raise ValueError(f"event type {event.type!r} is unknown and not marked ignorable")
     return None
+
+
+
+# --------------------------------------------------------------------------- whole events
+
+
+class OpaqueEvent(SessionEvent):
+    """An event of a type outside the vocabulary: kept (its payload uninterpreted) only when it
+    is marked ``ignorable: true`` and is not a retired legacy type (SES-UNK-002)."""
+
+    @model_validator(mode="after")
+    def _ignorable_unknown(self) -> OpaqueEvent:
+        if self.type in RETIRED_EVENT_TYPES:
+            raise ValueError(f"event type {self.type!r} is a retired legacy type")
+        if self.ignorable is not True:
+            raise ValueError(f"event type {self.type!r} is unknown and not marked ignorable")
+        return self
+
+
+def _event_class_name(kind: str) -> str:
+    return "".join(part.capitalize() for part in re.split(r"[/-]", kind)) + "Event"
+
+
+def _typed_event(kind: str, payload: type[BaseModel]) -> type[SessionEvent]:
+    """The envelope of ``kind`` with ``data`` typed by its payload model."""
+    literal: Any = Literal[kind]
+    model: type[SessionEvent] = create_model(
+        _event_class_name(kind),
+        __base__=SessionEvent,
+        __module__=__name__,
+        __doc__=f"A ``{kind}`` event: the envelope with its typed payload.",
+        type=(literal, ...),
+        data=(payload, ...),
+    )
+    return model
+
+
+#: The event model of each known type: a :class:`SessionEvent` whose ``data`` is the payload
+#: model (e.g. ``EVENT_MODELS["turn/start"]`` is ``TurnStartEvent``).
+EVENT_MODELS: dict[str, type[SessionEvent]] = {
+    kind: _typed_event(kind, payload) for kind, payload in PAYLOAD_MODELS.items()
+}
+_OPAQUE_TAG = "(unknown type)"
+
+
+def _event_tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if isinstance(kind, str) and kind in EVENT_MODELS else _OPAQUE_TAG
+
+
+#: Any event, discriminated by ``type``: the typed event model of a known type, else
+#: :class:`OpaqueEvent`. Every member is a :class:`SessionEvent`; use it through
+#: ``pydantic.TypeAdapter`` (``dshkit.reference.session.typed.event_adapter()``).
+Event: Any = Annotated[
+    Union[  # built at run time from EVENT_MODELS
+        (
+            *(Annotated[model, Tag(kind)] for kind, model in EVENT_MODELS.items()),
+            Annotated[OpaqueEvent, Tag(_OPAQUE_TAG)],
+        )
+    ],
+    Discriminator(_event_tag),
+]
 
 
 ToolResultBlock.model_rebuild()

@@ -1,13 +1,19 @@
 """The typed layer: closed payload shapes of the 48 known types (SES-VOC-001/002/005).
 
 Opt-in, reported beside the level verdict and never changing it. Unknown types are not checked
-here (the load level's vocabulary rule deals with them).
+here (the load level's vocabulary rule deals with them). The problems come from the JSON
+Schemas (the source of truth for shapes); an event that fits is then parsed into its pydantic
+model (:func:`parse_event`, the typed Python API), which must succeed: the schema/model
+cross-check of the test suite proves the two accept the same documents, and a disagreement
+found here is reported rather than hidden.
+
+pydantic is imported on first use only, so the command line starts without it.
 """
 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema.protocols import Validator
 
@@ -15,6 +21,35 @@ from ...schemas import validator
 from ..problems import Problem
 from ..text import js_trim
 from .vocabulary import CORE_EVENT_TYPES, KNOWN_EVENT_TYPES
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+    from .models import SessionEvent
+
+
+@cache
+def event_adapter() -> TypeAdapter[SessionEvent]:
+    """The ``pydantic.TypeAdapter`` of :data:`models.Event`, the union of every event model
+    discriminated by ``type`` (built once: building it takes a moment)."""
+    from pydantic import ConfigDict, TypeAdapter
+
+    from .models import Event
+
+    adapter: TypeAdapter[SessionEvent] = TypeAdapter(Event, config=ConfigDict(title="Event"))
+    return adapter
+
+
+def parse_event(obj: object) -> SessionEvent:
+    """One decoded JSON event as its typed model: for a known type an instance of
+    ``models.EVENT_MODELS[type]`` (``data`` is the payload model), otherwise an
+    ``models.OpaqueEvent`` (only if marked ``ignorable: true``).
+
+    Raises ``pydantic.ValidationError`` for an event that does not fit. The models hold the
+    shapes only: the log-level rules (``seq`` = index, provenance, ...) are the validator's.
+    ``event.model_dump(mode="json", exclude_unset=True)`` gives back the JSON object.
+    """
+    return event_adapter().validate_python(obj)
 
 
 @cache
@@ -37,7 +72,26 @@ def typed_problems(event: Any, *, seq: int | None, line: int | None) -> list[Pro
                            pointer=where, message=f"{kind}: {error.message}"))
     if kind == "todo/write":
         out.extend(_todo_problems(event, seq=seq, line=line))
+    if not out:
+        out.extend(_model_disagreement(event, kind, requirement, seq=seq, line=line))
     return out
+
+
+def _model_disagreement(event: dict[str, Any], kind: str, requirement: str, *, seq: int | None,
+                        line: int | None) -> list[Problem]:
+    """The event fits its schema: its model must accept it too (a dshkit defect otherwise)."""
+    from pydantic import ValidationError
+
+    try:
+        parse_event(event)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = "".join(f"/{part}" for part in first["loc"][1:])
+        return [Problem(code="TYPED_MODEL_DISAGREES", requirement=requirement, seq=seq,
+                        line=line, pointer=where,
+                        message=f"{kind}: the schema accepts this event but the typed model "
+                                f"refuses it ({first['msg']}); please report this dshkit defect")]
+    return []
 
 
 def _todo_problems(event: dict[str, Any], *, seq: int | None, line: int | None) -> list[Problem]:

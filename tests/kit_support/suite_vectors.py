@@ -1,8 +1,8 @@
 """Shared checks for the vector files of one conformance suite against its reference.
 
-Each ``tests/test_vectors_<suite>.py`` loads its cases with :func:`load_cases` and calls the
+``tests/test_vectors.py`` loads each suite's cases with :func:`load_cases` and calls the
 ``check_*`` functions; what differs between suites (id and requirement prefixes, the worked
-examples) is passed in by the test file. pytest does not rewrite the assertions of this module,
+examples) comes from its table of suites. pytest does not rewrite the assertions of this module,
 so each names what failed itself.
 """
 
