@@ -4,9 +4,10 @@
   declared ``NOT NULL ON CONFLICT IGNORE`` swallows the ledger) is refused and left unchanged
   (MEM-STO-010, QRY-IDX-016);
 - a file that is refused stays byte for byte as it was, sidecars included, even when SQLite
-  would recover a write-ahead log or a hot rollback journal into it (MEM-STO-012, QRY-IDX-019);
+  would recover a write-ahead log or a hot rollback journal into it (MEM-STO-007/008,
+  QRY-IDX-003);
 - several processes creating one new store or index at the same moment all succeed, and the
-  errors survive pickling (MEM-STO-004, QRY-IDX-020).
+  errors survive pickling (MEM-STO-004, QRY-IDX-004).
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from pathlib import Path
 
 import pytest
 from hardening.concurrency import run_creation
+from hardening.sqlite_files import (
+    files,
+    foreign_with_hot_journal,
+    foreign_with_wal,
+    rewrite_definition,
+)
 
+from dshkit.reference import sqlite_guard
 from dshkit.reference.memory import MemoryProtocolError, open_provider
 from dshkit.reference.memory.store import create_store_at_version
 from dshkit.reference.query.errors import INDEX_FAILED, SessionQueryError
@@ -77,24 +85,6 @@ def _build(path: Path, statements: tuple[str, ...]) -> None:
         conn.close()
 
 
-def _rewrite_definition(path: Path, name: str, old: str, new: str) -> None:
-    """Change the stored definition of ``name`` in place, as a crafted file would carry it."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).fetchone()[0]
-        assert old in sql, sql
-        conn.execute("PRAGMA writable_schema = ON")
-        conn.execute("UPDATE sqlite_master SET sql = ? WHERE name = ?",
-                     (sql.replace(old, new), name))
-        conn.execute("PRAGMA writable_schema = OFF")
-    finally:
-        conn.close()
-
-
-def _files(directory: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
-
-
 def _refused_memory(path: Path) -> str:
     with pytest.raises(MemoryProtocolError) as info:
         open_provider(path, write_policy="auto")
@@ -145,21 +135,21 @@ def test_a_store_with_an_altered_definition_is_refused_unchanged(case: str,
     path = tmp_path / "memory.db"
     _build(path, tuple(s.replace(old, new) if i == number else s
                        for i, s in enumerate(SPEC_LAYOUT)))
-    before = _files(tmp_path)
+    before = files(tmp_path)
     reason = _refused_memory(path)
     assert "definition" in reason and name in reason
-    assert _files(tmp_path) == before
+    assert files(tmp_path) == before
 
 
 def test_the_ledger_swallowing_store_of_the_issue_is_refused(tmp_path: Path) -> None:
     """The store of the report: adopted, ``add`` succeeded and left no audit row."""
     path = tmp_path / "memory.db"
     open_provider(path).close()
-    _rewrite_definition(path, "audit", "entry_ids TEXT", "entry_ids TEXT NOT NULL ON CONFLICT "
+    rewrite_definition(path, "audit", "entry_ids TEXT", "entry_ids TEXT NOT NULL ON CONFLICT "
                                                          "IGNORE")
-    before = _files(tmp_path)
+    before = files(tmp_path)
     _refused_memory(path)
-    assert _files(tmp_path) == before
+    assert files(tmp_path) == before
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -167,11 +157,11 @@ def test_an_older_store_with_an_altered_definition_is_not_migrated(version: int,
                                                                    tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     create_store_at_version(path, version)
-    _rewrite_definition(path, "audit", "outcome TEXT", "outcome TEXT NOT NULL ON CONFLICT "
+    rewrite_definition(path, "audit", "outcome TEXT", "outcome TEXT NOT NULL ON CONFLICT "
                                                        "IGNORE")
-    before = _files(tmp_path)
+    before = files(tmp_path)
     assert "definition" in _refused_memory(path)
-    assert _files(tmp_path) == before
+    assert files(tmp_path) == before
 
 
 INDEX_LIES = {
@@ -189,73 +179,50 @@ def test_an_index_with_an_altered_definition_is_refused_unchanged(case: str,
     name, old, new = INDEX_LIES[case]
     path = tmp_path / "index.sqlite"
     open_index(path).close()
-    _rewrite_definition(path, name, old, new)
-    before = _files(tmp_path)
+    rewrite_definition(path, name, old, new)
+    before = files(tmp_path)
     assert _refused_index(path) == "altered-definitions"
-    assert _files(tmp_path) == before
+    assert files(tmp_path) == before
 
 
 # -- class 3: refusing a file rewrites it --------------------------------------------------------
 
 
-def _foreign_with_wal(directory: Path, name: str) -> Path:
-    """Another application's database whose last commits are still in its ``-wal`` (the
-    application is running, or was killed): the files as a copy taken meanwhile holds them."""
-    live = directory / "live"
-    live.mkdir()
-    conn = sqlite3.connect(live / name, isolation_level=None)
-    try:
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("CREATE TABLE notes (body TEXT)")
-        conn.execute("INSERT INTO notes VALUES ('mine')")
-        target = directory / "copy"
-        target.mkdir()
-        for item in live.iterdir():
-            shutil.copyfile(item, target / item.name)
-    finally:
-        conn.close()
-    assert (target / f"{name}-wal").stat().st_size > 0
-    return target / name
-
-
 def _blank_with_wal(directory: Path, name: str) -> Path:
-    """A database whose file holds only an empty first page (application id 0, no schema):
-    everything else is in its ``-wal``."""
-    path = _foreign_with_wal(directory, name)
+    """The file holds an empty database (application id 0, no schema): all else is in the
+    ``-wal``, which only SQLite's recovery would show."""
+    path = foreign_with_wal(directory, name)
     with open(path, "rb") as handle:
         assert handle.read(100)[68:72] == b"\0\0\0\0"
+    assert sqlite_guard.schema_size(path) == 0
     return path
 
 
-def _foreign_with_hot_journal(directory: Path, name: str) -> Path:
-    """Another application's database killed in the middle of a transaction in rollback
-    mode: pages already overwritten in the file, the originals in a hot ``-journal``."""
-    live = directory / "live"
-    live.mkdir()
-    conn = sqlite3.connect(live / name, isolation_level=None)
+def _foreign_with_wal(directory: Path, name: str) -> Path:
+    """Another application's database, its schema in the file and its last commit in the
+    ``-wal``."""
+    path = directory / "first" / name
+    path.parent.mkdir()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.close()
+    conn = sqlite3.connect(path, isolation_level=None)
     try:
-        conn.execute("PRAGMA journal_mode = DELETE")
-        conn.execute("CREATE TABLE notes (body TEXT)")
-        conn.execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
-                     "WHERE i < 400) INSERT INTO notes SELECT printf('%0500d', i) FROM n")
-        conn.execute("PRAGMA cache_size = 2")
-        conn.execute("BEGIN")
-        conn.execute("UPDATE notes SET body = upper(body) || 'x'")
-        target = directory / "copy"
-        target.mkdir()
-        for item in live.iterdir():
-            shutil.copyfile(item, target / item.name)
-        conn.execute("ROLLBACK")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("INSERT INTO notes VALUES ('mine')")
+        copy = directory / "copy"
+        copy.mkdir()
+        for item in path.parent.iterdir():
+            shutil.copyfile(item, copy / item.name)
     finally:
         conn.close()
-    journal = (target / f"{name}-journal").read_bytes()
-    assert journal[:8] == bytes.fromhex("d9d505f920a163d7")
-    return target / name
+    assert (copy / f"{name}-wal").stat().st_size > 0
+    return copy / name
 
 
 FIXTURES: dict[str, Callable[[Path, str], Path]] = {
     "wal": _foreign_with_wal, "blank-with-wal": _blank_with_wal,
-    "hot-journal": _foreign_with_hot_journal,
+    "hot-journal": foreign_with_hot_journal,
 }
 
 
@@ -263,18 +230,18 @@ FIXTURES: dict[str, Callable[[Path, str], Path]] = {
 def test_a_refused_memory_store_and_its_sidecars_stay_byte_identical(fixture: str,
                                                                       tmp_path: Path) -> None:
     path = FIXTURES[fixture](tmp_path, "notes.db")
-    before = _files(path.parent)
+    before = files(path.parent)
     _refused_memory(path)
-    assert _files(path.parent) == before
+    assert files(path.parent) == before
 
 
 @pytest.mark.parametrize("fixture", sorted(FIXTURES))
 def test_a_refused_index_and_its_sidecars_stay_byte_identical(fixture: str,
                                                                tmp_path: Path) -> None:
     path = FIXTURES[fixture](tmp_path, "notes.db")
-    before = _files(path.parent)
+    before = files(path.parent)
     _refused_index(path)
-    assert _files(path.parent) == before
+    assert files(path.parent) == before
 
 
 def test_an_own_store_with_commits_in_its_wal_is_still_opened(tmp_path: Path) -> None:

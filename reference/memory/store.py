@@ -438,7 +438,7 @@ def _set_wal(target: Path, conn: sqlite3.Connection) -> None:
 
 
 def _look(target: Path) -> None:
-    """MEM-STO-012: refuse from the header, before SQLite opens the file and recovers a
+    """MEM-STO-008: refuse from the header, before SQLite opens the file and recovers a
     ``-wal`` or a hot ``-journal`` into it, a file that is not a store."""
     try:
         header = sqlite_guard.read_header(target)
@@ -464,9 +464,9 @@ def _look(target: Path) -> None:
     if objects or header.user_version:
         raise _foreign_id(target, 0)
     if pending:
-        raise _corrupt(target, f"its header is that of an empty database, but its {pending[1:]} "
-                               "file holds changes SQLite would write into it; only a file "
-                               "that is a dshkit memory store is recovered")
+        raise _corrupt(target, f"its header is that of an empty database, but its {pending} "
+                               "file holds changes SQLite would write into it; only a dshkit "
+                               "memory store is recovered")
 
 
 def _foreign_id(target: Path, app_id: int) -> MemoryProtocolError:

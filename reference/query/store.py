@@ -327,7 +327,7 @@ def expected_definitions() -> dict[sql_definitions.Key, sql_definitions.Definiti
 
 
 def look(path: str) -> None:
-    """QRY-IDX-019: refuse from the file's header, before SQLite opens it and recovers a
+    """QRY-IDX-003: refuse from the file's header, before SQLite opens it and recovers a
     ``-wal`` or a hot ``-journal`` into it, a file that is not an index or an empty database.
     A file that is not an SQLite database at all is left to SQLite, which refuses it."""
     header = sqlite_guard.read_header(path)
@@ -357,7 +357,7 @@ def _initialize(conn: sqlite3.Connection, path: str, journal_mode: str,
     if placement is not None:  # only after foreign files were refused: the first write
         confirm(placement)
     # Created before the journal mode is set: a new index is then written in rollback mode, so
-    # its file carries the application id from the first commit on (QRY-IDX-019).
+    # its file carries the application id from the first commit on (QRY-IDX-003, QRY-IDX-004).
     conn.execute("BEGIN IMMEDIATE")
     try:
         decision = _read_decision(conn)  # again, under the write lock
