@@ -167,8 +167,9 @@ def run_creation(directory: Path, kind: str, *, processes: int = 6, rounds: int 
                  if len(_entries(directory / str(n) / "memory.db")) != processes]
         if short:
             problems.append(f"rounds whose store lacks an acknowledged entry: {short[:10]}")
-    detail = (f"{len(acks)} of {processes * rounds} opens of a new {kind} store by "
-              f"{processes} processes at once succeeded; {len(refusals)} refused")
+    what = "memory store" if kind == "memory" else "query index"
+    detail = (f"{len(acks)} of {processes * rounds} opens of a new {what} by {processes} "
+              f"processes at once succeeded; {len(refusals)} refused")
     return {"target": f"{kind} creation", "processes": processes, "operations": len(acks),
             "ok": not problems, "detail": detail, "problems": problems,
             "seconds": round(seconds, 1)}
