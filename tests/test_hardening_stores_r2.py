@@ -244,6 +244,47 @@ def test_a_refused_index_and_its_sidecars_stay_byte_identical(fixture: str,
     assert files(path.parent) == before
 
 
+def _marked_with_wal(directory: Path, name: str, *pragmas: str) -> Path:
+    """A database whose header carries ``pragmas`` (an application id, a user version), with
+    a commit still in its ``-wal``."""
+    first = directory / "first"
+    first.mkdir()
+    conn = sqlite3.connect(first / name, isolation_level=None)
+    for pragma in pragmas:
+        conn.execute(pragma)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.close()
+    conn = sqlite3.connect(first / name, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("INSERT INTO notes VALUES ('mine')")
+        copy = directory / "copy"
+        copy.mkdir()
+        for item in first.iterdir():
+            shutil.copyfile(item, copy / item.name)
+    finally:
+        conn.close()
+    return copy / name
+
+
+def test_another_application_id_is_refused_from_the_header(tmp_path: Path) -> None:
+    path = _marked_with_wal(tmp_path, "notes.db", "PRAGMA application_id = 42")
+    before = files(path.parent)
+    assert "application_id is 42" in _refused_memory(path)
+    assert _refused_index(path) == "foreign-application"
+    assert files(path.parent) == before
+
+
+def test_a_newer_store_is_refused_from_the_header(tmp_path: Path) -> None:
+    path = _marked_with_wal(tmp_path, "memory.db", "PRAGMA application_id = 1146309453",
+                            "PRAGMA user_version = 99")
+    before = files(path.parent)
+    with pytest.raises(MemoryProtocolError) as info:
+        open_provider(path)
+    assert info.value.code == "STORE_UNSUPPORTED_VERSION"
+    assert files(path.parent) == before
+
+
 def test_an_own_store_with_commits_in_its_wal_is_still_opened(tmp_path: Path) -> None:
     """The header check refuses foreign files only: dshkit's own store is recovered as usual."""
     live = tmp_path / "live"
