@@ -21,6 +21,7 @@ _TOKEN = re.compile(r"""
     (?P<skip>\s+|--[^\n]*|/\*.*?(?:\*/|\Z))
   | (?P<string>'(?:[^']|'')*')
   | (?P<quoted>"(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\])
+  | (?P<number>0[xX][0-9A-Fa-f]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)
   | (?P<word>[A-Za-z_\x80-\U0010FFFF][A-Za-z0-9_$\x80-\U0010FFFF]*)
   | (?P<other>.)
 """, re.VERBOSE | re.DOTALL)
@@ -44,7 +45,7 @@ def normalise(sql: str | None) -> Definition:
                 inner = inner.replace(text[0] * 2, text[0])
             name = inner.lower()
             tokens.append(f'"{name}"' if name in KEYWORDS else name)
-        elif kind == "word":
+        elif kind in ("word", "number"):
             tokens.append(text.lower())
         else:
             tokens.append(text)

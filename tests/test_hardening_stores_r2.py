@@ -334,4 +334,6 @@ def test_definitions_are_compared_as_sql() -> None:
         normalise('CREATE TABLE a (x TEXT "NOT" NULL)')  # a quoted keyword is a name
     assert normalise("CREATE TABLE a (x TEXT DEFAULT 'A')") != \
         normalise("CREATE TABLE a (x TEXT DEFAULT 'a')")  # string literals keep their case
+    assert normalise("CREATE TABLE a (x INTEGER DEFAULT 10)") != \
+        normalise("CREATE TABLE a (x INTEGER DEFAULT 1 0)")  # one number is one token
     assert normalise(None) is None
