@@ -16,6 +16,10 @@ class MemoryProtocolError(DshkitError):
     def to_json(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "details": self.details}
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled with the constructor's arguments (Exception's default passes only the message)
+        return type(self), (self.code, self.message, self.details), self.__dict__
+
     def __repr__(self) -> str:
         return f"MemoryProtocolError({self.code!r}, {self.message!r}, {self.details!r})"
 

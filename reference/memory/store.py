@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import sql_definitions, sqlite_guard
 from ..json.inputs import JsonInputError, parse_json
 from .errors import MemoryProtocolError, invalid
 from .mirror import BY_CREATION, BY_RANK, Mirror, first, make_row
@@ -25,7 +26,6 @@ SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 5000
 #: MEM-STO-001: the ``durability`` choices and their ``PRAGMA synchronous`` (never OFF).
 DURABILITY = {"normal": "NORMAL", "full": "FULL"}
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,6 +385,7 @@ def open_store(path: str | Path, *, durability: str = "normal") -> Store:
     synchronous = synchronous_mode(durability)
     target = Path(path)
     _prepare_file(target)
+    _look(target)
     try:
         conn = sqlite3.connect(target, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
                                check_same_thread=False)
@@ -393,7 +394,7 @@ def open_store(path: str | Path, *, durability: str = "normal") -> Store:
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _adopt(target, conn)
-        conn.execute("PRAGMA journal_mode = WAL")
+        _set_wal(target, conn)
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("PRAGMA trusted_schema = OFF")
     except MemoryProtocolError:
@@ -415,17 +416,70 @@ def _prepare_file(target: Path) -> None:
     if target.exists():
         if not target.is_file():
             raise _corrupt(target, "the store path is not a regular file")
-        size = target.stat().st_size
-        if size == 0:
-            return
-        with open(target, "rb") as handle:
-            head = handle.read(100)
-        if not head.startswith(_SQLITE_MAGIC) or len(head) < 100:
-            raise _corrupt(target, "not an SQLite database file")
         return
     # Created with 0600 before SQLite opens it, so -wal and -shm inherit the mode (MEM-STO-002).
     with contextlib.suppress(FileExistsError):
         os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
+def _set_wal(target: Path, conn: sqlite3.Connection) -> None:
+    """``journal_mode = WAL``, waiting for other connections: SQLite answers "database is
+    locked" at once, without calling the busy handler, when another process that opens the
+    same new store changes the mode at the same moment."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_locked(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.005)
+
+
+def _look(target: Path) -> None:
+    """MEM-STO-008: refuse from the header, before SQLite opens the file and recovers a
+    ``-wal`` or a hot ``-journal`` into it, a file that is not a store."""
+    try:
+        header = sqlite_guard.read_header(target)
+    except OSError as exc:
+        raise _corrupt(target, f"cannot read ({exc.strerror or exc})") from None
+    if header.problem:
+        raise _corrupt(target, header.problem)
+    if header.application_id == APPLICATION_ID:
+        if header.user_version > SCHEMA_VERSION:
+            raise _newer(target, header.user_version)
+        return  # the store's own: SQLite recovers it as usual
+    pending = sqlite_guard.pending_recovery(target)
+    if header.empty:  # being created by another process (under its -journal), or new
+        if pending == "-wal":
+            raise _corrupt(target, "an empty file with a -wal file next to it")
+        return
+    if header.application_id != 0:
+        raise _foreign_id(target, header.application_id)
+    try:
+        objects = sqlite_guard.schema_size(target)
+    except sqlite3.Error as exc:
+        raise _corrupt(target, f"cannot read ({exc})") from None
+    if objects or header.user_version:
+        raise _foreign_id(target, 0)
+    if pending:
+        raise _corrupt(target, f"its header is that of an empty database, but its {pending} "
+                               "file holds changes SQLite would write into it; only a dshkit "
+                               "memory store is recovered")
+
+
+def _foreign_id(target: Path, app_id: int) -> MemoryProtocolError:
+    return _corrupt(target, f"application_id is {app_id}, not the dshkit memory store's "
+                            f"{APPLICATION_ID}")
+
+
+def _newer(target: Path, version: int) -> MemoryProtocolError:
+    return MemoryProtocolError(
+        "STORE_UNSUPPORTED_VERSION",
+        f"{target} is a memory store of schema version {version}, newer than the supported "
+        f"{SCHEMA_VERSION}; upgrade dshkit instead of downgrading the store",
+        {"path": str(target), "found": version, "supported": SCHEMA_VERSION})
 
 
 def _prepare_directories(target: Path) -> None:
@@ -459,28 +513,62 @@ def _chmod_sidecars(target: Path) -> None:
                 os.chmod(sidecar, 0o600)
 
 
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """What an open file holds: its identity and the definitions of its schema objects."""
+
+    application_id: int
+    version: int
+    schema: dict[sql_definitions.Key, sql_definitions.Definition]
+
+    @property
+    def blank(self) -> bool:
+        return self.application_id == 0 and self.version == 0 and not self.schema
+
+
+def _found(conn: sqlite3.Connection) -> _Found:
+    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    return _Found(app_id, version, sql_definitions.read(conn))
+
+
 def _adopt(target: Path, conn: sqlite3.Connection) -> None:
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    if app_id == 0 and version == 0 and objects == 0:
-        _initialise(conn)
+    """MEM-STO-004: check what the file holds in one read transaction (so a store that another
+    process creates meanwhile is seen whole or not at all), then create or migrate it under the
+    write lock, checking it again there."""
+    conn.execute("BEGIN")
+    try:
+        found = _found(conn)
+        if not found.blank:
+            _check(target, conn, found)
+    finally:
+        conn.execute("COMMIT")  # a read transaction: nothing is written
+    if not found.blank and found.version == SCHEMA_VERSION:
         return
-    if app_id != APPLICATION_ID:
-        raise _corrupt(target, f"application_id is {app_id}, not the dshkit memory store's "
-                               f"{APPLICATION_ID}")
-    if version > SCHEMA_VERSION:
-        raise MemoryProtocolError(
-            "STORE_UNSUPPORTED_VERSION",
-            f"{target} is a memory store of schema version {version}, newer than the supported "
-            f"{SCHEMA_VERSION}; upgrade dshkit instead of downgrading the store",
-            {"path": str(target), "found": version, "supported": SCHEMA_VERSION})
-    if version < 1:
-        raise _corrupt(target, f"user_version {version} is not a store schema version")
-    _check_objects(target, conn, version)
-    _check_columns(target, conn, version)
-    if version < SCHEMA_VERSION:
-        _migrate(target, conn, version)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        found = _found(conn)
+        if found.blank:
+            _create(conn)
+        else:  # created by another process meanwhile, or an older store
+            _check(target, conn, found)
+            if found.version < SCHEMA_VERSION:
+                _migrate(target, conn, found.version)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _check(target: Path, conn: sqlite3.Connection, found: _Found) -> None:
+    if found.application_id != APPLICATION_ID:
+        raise _foreign_id(target, found.application_id)
+    if found.version > SCHEMA_VERSION:
+        raise _newer(target, found.version)
+    if found.version < 1:
+        raise _corrupt(target, f"user_version {found.version} is not a store schema version")
+    _check_objects(target, found.schema, found.version)
+    _check_columns(target, conn, found.version)
 
 
 #: SQLite's planner statistics, written by ``ANALYZE`` or ``PRAGMA optimize``: SQLite's own
@@ -496,29 +584,30 @@ def _layout(version: int) -> tuple[str, ...]:
 
 
 @functools.cache
+def expected_definitions(version: int) -> dict[sql_definitions.Key, sql_definitions.Definition]:
+    """Every ``sqlite_schema`` row of a store of ``version``, ``(type, name, tbl_name)`` →
+    normalised ``sql``: what its DDL creates, with the objects SQLite makes for it
+    (``sqlite_autoindex_entries_1`` for the text primary key, ``sqlite_sequence`` for
+    AUTOINCREMENT). Read from an in-memory database built with the same DDL, so it follows the
+    layout by construction."""
+    return sql_definitions.built(_layout(version))
+
+
 def expected_objects(version: int) -> frozenset[tuple[str, str, str]]:
-    """``(type, name, tbl_name)`` of every ``sqlite_schema`` row of a store of ``version``:
-    what its DDL creates, with the objects SQLite makes for it (``sqlite_autoindex_entries_1``
-    for the text primary key, ``sqlite_sequence`` for AUTOINCREMENT). Read from an in-memory
-    database built with the same DDL, so it follows the layout by construction."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        for statement in _layout(version):
-            conn.execute(statement)
-        rows = conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
-    finally:
-        conn.close()
-    return frozenset((str(kind), str(name), str(table)) for kind, name, table in rows)
+    """``(type, name, tbl_name)`` of every ``sqlite_schema`` row of a store of ``version``."""
+    return frozenset(expected_definitions(version))
 
 
-def _check_objects(target: Path, conn: sqlite3.Connection, version: int) -> None:
-    """MEM-STO-010: refuse a store whose schema objects are not exactly those of its version
-    (an added trigger would run inside every write transaction and could erase the ledger)."""
-    rows = conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
-    found = frozenset((str(kind), str(name), str(table)) for kind, name, table in rows)
-    expected = expected_objects(version)
-    extra = sorted(found - expected - _STATISTICS)
-    missing = sorted(expected - found)
+def _check_objects(target: Path, schema: dict[sql_definitions.Key, sql_definitions.Definition],
+                   version: int) -> None:
+    """MEM-STO-010: refuse a store whose schema objects are not exactly those of its version,
+    with exactly their definitions (an added trigger would run inside every write transaction
+    and could erase the ledger; an audit column declared ``ON CONFLICT IGNORE`` drops rows)."""
+    found = {key: sql for key, sql in schema.items() if key not in _STATISTICS}
+    expected = expected_definitions(version)
+    extra = sorted(found.keys() - expected.keys())
+    missing = sorted(expected.keys() - found.keys())
+    altered = sql_definitions.altered(found, expected)
     problems = []
     if extra:
         problems.append("schema objects dshkit did not create: "
@@ -526,6 +615,9 @@ def _check_objects(target: Path, conn: sqlite3.Connection, version: int) -> None
     if missing:
         problems.append("schema objects missing: "
                         + ", ".join(f"{kind} {name}" for kind, name, _ in missing))
+    if altered:
+        problems.append("schema objects whose definitions are not dshkit's: "
+                        + ", ".join(f"{kind} {name}" for kind, name, _ in altered))
     if problems:
         raise _corrupt(target, f"{'; '.join(problems)} (schema version {version})")
 
@@ -538,41 +630,24 @@ def _check_columns(target: Path, conn: sqlite3.Connection, version: int) -> None
                                    f"{list(columns)} for schema version {version}")
 
 
-def _initialise(conn: sqlite3.Connection) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            conn.execute("ROLLBACK")  # another process initialised it meanwhile
-            return
-        for statement in V1_SCHEMA:
-            conn.execute(statement)
-        for migration in MIGRATIONS:
-            for statement in migration.statements:
-                conn.execute(statement)
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+def _create(conn: sqlite3.Connection) -> None:
+    """A new store, inside the caller's write transaction."""
+    for statement in _layout(SCHEMA_VERSION):
+        conn.execute(statement)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 def _migrate(target: Path, conn: sqlite3.Connection, version: int) -> None:
-    """Forward steps version → current, all in one transaction (MEM-STO-004/005)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        current = conn.execute("PRAGMA user_version").fetchone()[0]
-        for migration in MIGRATIONS:
-            if migration.version >= current:
-                for statement in migration.statements:
-                    conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        _check_objects(target, conn, SCHEMA_VERSION)
-        _check_columns(target, conn, SCHEMA_VERSION)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    """Forward steps version → current, inside the caller's write transaction, checked again
+    before it commits (MEM-STO-004/005)."""
+    for migration in MIGRATIONS:
+        if migration.version >= version:
+            for statement in migration.statements:
+                conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    _check_objects(target, sql_definitions.read(conn), SCHEMA_VERSION)
+    _check_columns(target, conn, SCHEMA_VERSION)
 
 
 def create_store_at_version(path: str | Path, version: int) -> None:

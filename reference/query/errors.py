@@ -42,3 +42,7 @@ class SessionQueryError(DshkitError):
 
     def to_json(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, **self.detail}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled with the constructor's arguments (Exception's default passes only the message)
+        return type(self), (self.code, self.message), self.__dict__

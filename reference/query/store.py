@@ -8,6 +8,7 @@ a session store, a memory store or any other file it is pointed at by mistake.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import time
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from .. import sql_definitions, sqlite_guard
 from .errors import INDEX_FAILED, INVALID_CONFIG, SessionQueryError
 from .placement import Placement, confirm, place
 
@@ -122,6 +124,13 @@ def refusal_message(path: str, decision: OpenDecision) -> str:
         return f"{where} is not an empty or recognized derived index"
     if decision.reason == "unrecognized-objects":
         return f"{where} has unrecognized schema objects: {', '.join(decision.tables)}"
+    if decision.reason == "altered-definitions":
+        return (f"{where} has schema objects whose definitions are not the index's: "
+                f"{', '.join(decision.tables)}")
+    if decision.reason == "unrecovered-journal":
+        return (f"{where} has an empty database in its file and changes in its "
+                f"{decision.tables[0]} file that SQLite would write into it; it was not "
+                "modified")
     return f"{where} has unrecognized user tables: {', '.join(decision.tables)}"
 
 
@@ -240,6 +249,7 @@ def open_index(path: str | Path, journal_mode: str = "wal") -> IndexStore:
         if actual != MEMORY:
             actual = os.path.abspath(actual)
             placement = place(actual)
+            look(actual)
         conn = sqlite3.connect(actual, isolation_level=None, timeout=BUSY_SECONDS)
     except OSError as exc:
         raise _failed(f"{actual}: {exc.strerror or exc}", path=actual) from None
@@ -300,7 +310,41 @@ def _read_decision(conn: sqlite3.Connection) -> OpenDecision:
 def _decision_now(conn: sqlite3.Connection) -> OpenDecision:
     application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
     user_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    return decide(application_id, user_version, _schema_objects(conn))
+    decision = decide(application_id, user_version, _schema_objects(conn))
+    if decision.action == "open":
+        altered = sql_definitions.altered(sql_definitions.read(conn), expected_definitions())
+        if altered:
+            return OpenDecision("refuse", "altered-definitions",
+                                tuple(f"{kind} {name}" for kind, name, _ in altered))
+    return decision
+
+
+@functools.cache
+def expected_definitions() -> dict[sql_definitions.Key, sql_definitions.Definition]:
+    """QRY-IDX-016: the definition of every schema object of the index, FTS5's shadow tables
+    included, as this SQLite creates them."""
+    return sql_definitions.built(_SCHEMA)
+
+
+def look(path: str) -> None:
+    """QRY-IDX-003: refuse from the file's header, before SQLite opens it and recovers a
+    ``-wal`` or a hot ``-journal`` into it, a file that is not an index or an empty database.
+    A file that is not an SQLite database at all is left to SQLite, which refuses it."""
+    header = sqlite_guard.read_header(path)
+    if header.problem or header.application_id == APPLICATION_ID:
+        return
+    pending = sqlite_guard.pending_recovery(path)
+    if header.empty:  # new, or being created by another process under its -journal
+        decision = OpenDecision("refuse", "unrecovered-journal", (pending,)) \
+            if pending == "-wal" else None
+    elif header.application_id != 0:
+        decision = OpenDecision("refuse", "foreign-application")
+    elif sqlite_guard.schema_size(path):
+        decision = OpenDecision("refuse", "not-derived-index")
+    else:
+        decision = OpenDecision("refuse", "unrecovered-journal", (pending,)) if pending else None
+    if decision is not None:
+        raise _failed(refusal_message(path, decision), path=path, reason=decision.reason)
 
 
 def _initialize(conn: sqlite3.Connection, path: str, journal_mode: str,
@@ -312,7 +356,8 @@ def _initialize(conn: sqlite3.Connection, path: str, journal_mode: str,
         conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
     if placement is not None:  # only after foreign files were refused: the first write
         confirm(placement)
-        _set_journal_mode(conn, journal_mode)
+    # Created before the journal mode is set: a new index is then written in rollback mode, so
+    # its file carries the application id from the first commit on (QRY-IDX-003, QRY-IDX-004).
     conn.execute("BEGIN IMMEDIATE")
     try:
         decision = _read_decision(conn)  # again, under the write lock
@@ -335,4 +380,6 @@ def _initialize(conn: sqlite3.Connection, path: str, journal_mode: str,
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    if placement is not None:
+        _set_journal_mode(conn, journal_mode)
     return decision

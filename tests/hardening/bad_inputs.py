@@ -36,6 +36,7 @@ from dshkit.reference.session.reader import open_bytes
 from dshkit.reference.session.validation import validate_path
 
 from . import samples as s
+from .sqlite_files import files, foreign_with_hot_journal, foreign_with_wal, rewrite_definition
 
 Runner = Callable[[Path], str]
 STRUCTURED = (ProblemError, MemoryProtocolError, SessionQueryError, AdapterError)
@@ -416,6 +417,44 @@ def _symlinked_wal(kind: str) -> Callable[[Path], Path]:
     return prepare
 
 
+def unchanged_case(prepare: Callable[[Path], Path], opener: Callable[[Path], str]) -> Runner:
+    """As :func:`store_case`, and ``MODIFIED`` when a file of the directory of the path
+    (the database, its sidecars) changed or appeared or went, whatever the open answered."""
+
+    def run(tmp: Path) -> str:
+        path = prepare(tmp)
+        before = files(path.parent)
+        result = outcome(lambda: opener(path))
+        return result if files(path.parent) == before else "MODIFIED"
+
+    return run
+
+
+def _sidecar(build: Callable[[Path, str], Path]) -> Callable[[Path], Path]:
+    def prepare(tmp: Path) -> Path:
+        return build(tmp, "notes.db")
+
+    return prepare
+
+
+def _lying_store(tmp: Path) -> Path:
+    """A store whose audit column swallows every row that leaves it NULL (an ``add`` has no
+    ``entry_ids``): names and columns are dshkit's, the definition is not."""
+    path = tmp / "m" / "memory.db"
+    _provider(path).close()
+    rewrite_definition(path, "audit", "entry_ids TEXT", "entry_ids TEXT NOT NULL ON CONFLICT "
+                                                        "IGNORE")
+    return path
+
+
+def _lying_index(tmp: Path) -> Path:
+    path = tmp / "i" / "index.sqlite"
+    open_index(path).close()
+    rewrite_definition(path, "index_state", "instance          TEXT NOT NULL",
+                       "instance          TEXT NOT NULL ON CONFLICT IGNORE")
+    return path
+
+
 def _write_memory(path: Path) -> str:
     provider = _provider(path)
     try:
@@ -698,6 +737,29 @@ ROWS: tuple[BadInput, ...] = (
              "a dshkit index with a trigger added", "SESSION_QUERY_INDEX_FAILED",
              store_case(_tampered_index("CREATE TRIGGER t AFTER INSERT ON sessions BEGIN "
                                         "DELETE FROM index_state; END"), _open_index)),
+    BadInput("lying-store-audit", "a store that lies about itself", "memory add",
+             "a dshkit store whose audit column is declared NOT NULL ON CONFLICT IGNORE "
+             "(every name and column right)", "STORE_CORRUPT",
+             unchanged_case(_lying_store, _write_memory)),
+    BadInput("lying-index-state", "a store that lies about itself", "query index open",
+             "a dshkit index whose index_state column is declared ON CONFLICT IGNORE",
+             "SESSION_QUERY_INDEX_FAILED", unchanged_case(_lying_index, _open_index)),
+    BadInput("foreign-wal-memory", "a foreign SQLite file", "memory store open",
+             "another application's database with commits still in its -wal (left "
+             "byte-identical, sidecars included)", "STORE_CORRUPT",
+             unchanged_case(_sidecar(foreign_with_wal), _open_memory)),
+    BadInput("foreign-wal-index", "a foreign SQLite file", "query index open",
+             "another application's database with commits still in its -wal (left "
+             "byte-identical, sidecars included)", "SESSION_QUERY_INDEX_FAILED",
+             unchanged_case(_sidecar(foreign_with_wal), _open_index)),
+    BadInput("foreign-journal-memory", "a foreign SQLite file", "memory store open",
+             "another application's database with a hot rollback -journal (left "
+             "byte-identical, sidecars included)", "STORE_CORRUPT",
+             unchanged_case(_sidecar(foreign_with_hot_journal), _open_memory)),
+    BadInput("foreign-journal-index", "a foreign SQLite file", "query index open",
+             "another application's database with a hot rollback -journal (left "
+             "byte-identical, sidecars included)", "SESSION_QUERY_INDEX_FAILED",
+             unchanged_case(_sidecar(foreign_with_hot_journal), _open_index)),
     BadInput("damaged-tags-deep", "deep nesting", "memory list",
              "a store row whose tags column is nested 100,000 arrays deep", "STORE_CORRUPT",
              store_case(_damaged_row("UPDATE entries SET tags = '" + "[" * 100_000 + "'"),

@@ -297,8 +297,42 @@ def index_worker(db: str, logs: str, rounds: str, go: str) -> None:
     say("done")
 
 
+def create_store(kind: str, directory: str, worker: str, rounds: str) -> None:
+    """Round after round, opens a store (``memory``: and adds one entry) or an index (``index``)
+    that does not exist yet, at the moment its ``go-ROUND`` file appears, as every other worker
+    does; then leaves ``done-ROUND-WORKER``."""
+    from dshkit.reference.query.errors import SessionQueryError
+    from dshkit.reference.query.store import open_index
+
+    base = Path(directory)
+    write = {"agent": {"session": {"id": f"create{worker}", "header": {"cwd": "/ws/create"}}}}
+    say("ready")
+    for number in range(int(rounds)):
+        go = base / f"go-{number}"
+        while not go.exists():
+            time.sleep(0.0005)
+        try:
+            if kind == "memory":
+                provider = open_provider(base / str(number) / "memory.db", write_policy="auto")
+                try:
+                    provider.add({"track": "user", "scope": "user-global",
+                                  "text": f"worker {worker} round {number}"}, write)
+                finally:
+                    provider.close()
+            else:
+                open_index(base / str(number) / "index.sqlite").close()
+            say("ack", number)
+        except (MemoryProtocolError, SessionQueryError) as exc:
+            say("error", number, json.dumps(exc.to_json()))
+        except Exception:
+            say("unexpected", json.dumps(traceback.format_exc()))
+        (base / f"done-{number}-{worker}").touch()
+    say("done")
+
+
 ROLES.update({"memory-mixed": memory_mixed, "memory-import": memory_import,
-              "memory-read": memory_read, "index-worker": index_worker})
+              "memory-read": memory_read, "index-worker": index_worker,
+              "create-store": create_store})
 
 
 def main(argv: list[str]) -> None:

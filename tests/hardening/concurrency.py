@@ -7,6 +7,10 @@ on one store. Afterwards: no process saw anything but protocol errors (never a b
 timeout refused a write, every acknowledged write is in the ledger exactly once, nothing is in
 the ledger that no process wrote, and replaying the ledger gives the entries.
 
+Creation: several processes open one store or index that does not exist yet at the same
+moment, round after round; every open succeeds (no spurious ``STORE_CORRUPT`` for a file that
+another process is creating), and every store holds every worker's entry.
+
 Index: indexers and searchers run on one index while the corpus grows; afterwards the index
 passes its integrity checks, no process saw anything but ``SessionQueryError``, and a final run
 gives the documents a fresh index has.
@@ -122,6 +126,61 @@ def run_memory(directory: Path, *, processes: int = 6, operations: int = 200,
     return {"target": "memory store", "processes": len(children),
             "operations": operations_done, "ok": not problems, "detail": detail,
             "problems": problems, "seconds": round(seconds, 1)}
+
+
+def run_creation(directory: Path, kind: str, *, processes: int = 6, rounds: int = 20,
+                 timeout: float = 120) -> dict[str, Any]:
+    """``processes`` workers open a new ``kind`` (``memory`` or ``index``) together,
+    ``rounds`` times, each round on a new path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    children = [spawn("create-store", kind, str(directory), str(i), str(rounds))
+                for i in range(processes)]
+    for child in children:
+        wait_ready(child)
+    started = time.monotonic()
+    for number in range(rounds):
+        (directory / f"go-{number}").touch()
+        deadline = time.monotonic() + timeout
+        while len(list(directory.glob(f"done-{number}-*"))) < processes:
+            if time.monotonic() > deadline or any(c.poll() not in (None, 0) for c in children):
+                break
+            time.sleep(0.002)
+    outputs = []
+    for child in children:
+        out, err = child.communicate(timeout=timeout)
+        if child.returncode != 0 or "Traceback" in err:
+            raise RuntimeError(f"creation worker failed: {err[-2000:]}")
+        outputs.append([line for line in out.splitlines() if line and line != "ready"])
+    seconds = time.monotonic() - started
+    lines = [line for out in outputs for line in out]
+    acks = [line for line in lines if line.startswith("ack")]
+    refusals = [line.split(" ", 2)[2] for line in lines if line.startswith("error")]
+    unexpected = [line for line in lines if line.startswith("unexpected")]
+    problems = []
+    if refusals:
+        problems.append(f"{len(refusals)} refused opens, first: {refusals[0][:400]}")
+    if unexpected:
+        problems.append(f"{len(unexpected)} unexpected exceptions, first: "
+                        f"{json.loads(unexpected[0].split(' ', 1)[1])[-400:]}")
+    if kind == "memory":
+        short = [n for n in range(rounds)
+                 if len(_entries(directory / str(n) / "memory.db")) != processes]
+        if short:
+            problems.append(f"rounds whose store lacks an acknowledged entry: {short[:10]}")
+    what = "memory store" if kind == "memory" else "query index"
+    detail = (f"{len(acks)} of {processes * rounds} opens of a new {what} by {processes} "
+              f"processes at once succeeded; {len(refusals)} refused")
+    return {"target": f"{kind} creation", "processes": processes, "operations": len(acks),
+            "ok": not problems, "detail": detail, "problems": problems,
+            "seconds": round(seconds, 1)}
+
+
+def _entries(db: Path) -> list[dict[str, Any]]:
+    provider = open_provider(db)
+    try:
+        return provider.list_entries()
+    finally:
+        provider.close()
 
 
 def _grow(logs: Path, rnd: random.Random, sessions: int) -> None:

@@ -4,8 +4,9 @@
 
 Sections: ``fuzz`` (every target of :mod:`.fuzz` with ``--inputs`` inputs), ``crash`` (kill -9
 at random points, ``--kills`` per target), ``concurrency`` (several processes on one memory
-store and one query index), ``bad`` (every row of the bad-input table) and ``docs`` (rewrite
-the generated blocks of ``spec/hardening.md``). Results go to ``build/hardening.json``; a run of
+store and one query index, and six creating a new store or index together), ``bad`` (every
+row of the bad-input table) and ``docs`` (rewrite the generated blocks of
+``spec/hardening.md``). Results go to ``build/hardening.json``; a run of
 some sections keeps the others' earlier results. Exit status 1 when anything is not green.
 """
 
@@ -72,12 +73,15 @@ def run_crash(kills: int, seed: int, only: list[str] | None = None) -> list[dict
 
 
 def run_concurrency(scale: int) -> list[dict[str, Any]]:
-    from .concurrency import run_index, run_memory
+    from .concurrency import run_creation, run_index, run_memory
 
     out = []
     with tempfile.TemporaryDirectory(prefix="conc-") as tmp:
         out.append(run_memory(Path(tmp) / "memory", processes=6, operations=200 * scale))
         out.append(run_index(Path(tmp) / "index", processes=4, rounds=3 * scale))
+        for kind in ("memory", "index"):  # six processes creating one new store at once
+            out.append(run_creation(Path(tmp) / f"create-{kind}", kind, processes=6,
+                                    rounds=30 * scale))
     for item in out:
         print(f"concurrency {item['target']}: ok={item['ok']} {item['detail']}", flush=True)
     return out
