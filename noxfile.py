@@ -107,3 +107,46 @@ def hardening(session: nox.Session) -> None:
     table of spec/hardening.md. ``-- --inputs N --kills K`` for a shorter run."""
     session.install(".[test]")
     session.run("python", "-m", "tests.hardening.run", *session.posargs)
+
+
+# -- compliance matrix (issue 18): the kit against real implementations -----------------------
+
+REPORTS = Path("compliance/reports")
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("DSHKIT_CACHE", Path.home() / ".cache" / "dshkit"))
+
+
+def _dsh_package_set(session: nox.Session, packages: Path) -> Path:
+    """The shared harness code of harnesses/dsh (harness.mjs and lib/) installed with the
+    package set of ``packages`` (package.json, its lock and .npmrc), in a cache outside the
+    source tree keyed by that lock. npm runs in legacy peer-deps mode: every peer is pinned in
+    package.json, and npm adds no unpinned peer of its own."""
+    shared = Path("harnesses/dsh")
+    digest = hashlib.sha256((packages / "package-lock.json").read_bytes()).hexdigest()[:12]
+    target = _cache_root() / f"{packages.name}-harness-{digest}"
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(shared / "harness.mjs", target / "harness.mjs")
+    shutil.copytree(shared / "lib", target / "lib", dirs_exist_ok=True)
+    for name in ("package.json", "package-lock.json", ".npmrc"):
+        if (packages / name).is_file():
+            shutil.copy2(packages / name, target / name)
+    if not (target / "node_modules").is_dir():
+        session.run("npm", "ci", "--legacy-peer-deps", "--no-audit", "--no-fund",
+                    "--prefix", str(target), external=True)
+    return target
+
+
+@nox.session(name="conformance-dsh-next", python=PYTHON)
+def conformance_dsh_next(session: nox.Session) -> None:
+    """The kit against DSH 0.1.1-rc.2 (harnesses/dsh-0.1.1: the harness code of harnesses/dsh
+    with the 0.1.1-rc.2 package set), with its own baseline; the JSON report goes to
+    build/dsh-0.1.1-report.json (``compliance/publish.py`` files it under compliance/reports)."""
+    session.install(".[conformance]")
+    harness = _dsh_package_set(session, Path("harnesses/dsh-0.1.1"))
+    Path("build").mkdir(exist_ok=True)
+    session.run("dshkit", "conformance", "--impl", f"cmd:node {harness / 'harness.mjs'}",
+                "--baseline", "harnesses/dsh-0.1.1/baseline.json",
+                "--report", "build/dsh-0.1.1-report.json",
+                "--markdown", "build/dsh-0.1.1-report.md", *session.posargs)
