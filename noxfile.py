@@ -150,3 +150,45 @@ def conformance_dsh_next(session: nox.Session) -> None:
                 "--baseline", "harnesses/dsh-0.1.1/baseline.json",
                 "--report", "build/dsh-0.1.1-report.json",
                 "--markdown", "build/dsh-0.1.1-report.md", *session.posargs)
+
+
+def _memento_harness(session: nox.Session) -> Path:
+    """harnesses/dsh-memento (our harness code and its pinned Node 22 binary package) in the
+    cache, keyed by its lock."""
+    source = Path("harnesses/dsh-memento")
+    digest = hashlib.sha256((source / "package-lock.json").read_bytes()).hexdigest()[:12]
+    target = _cache_root() / f"dsh-memento-harness-{digest}"
+    shutil.copytree(source, target, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("node_modules", "baseline.json"))
+    if not (target / "node_modules").is_dir():
+        session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(target),
+                    external=True)
+    return target
+
+
+@nox.session(name="conformance-memento", python=PYTHON)
+def conformance_memento(session: nox.Session) -> None:
+    """The kit against dsh-memento's memory provider (tag v0.4.4, pinned commit), driven from a
+    copy outside the tree that harnesses/dsh-memento/fetch-memento.sh makes (from
+    $DSHKIT_MEMENTO_GIT, a local git directory, else a clone). Where no copy can be had the
+    session skips, and the published results in compliance/reports stay as they are."""
+    import subprocess
+
+    fetched = subprocess.run(["sh", "harnesses/dsh-memento/fetch-memento.sh"],
+                             capture_output=True, text=True, check=False)
+    if fetched.returncode == 3:
+        session.skip("no copy of dsh-memento can be had here (set DSHKIT_MEMENTO_GIT to a git "
+                     "directory of PerryLink/dsh-memento); compliance/reports/dsh-memento.json "
+                     "keeps the published run (see its .meta.json for date and commit). "
+                     + fetched.stderr.strip())
+    if fetched.returncode != 0:
+        session.error(f"fetch-memento.sh failed: {fetched.stderr.strip()}")
+    memento = fetched.stdout.strip().splitlines()[-1]
+    session.install(".[conformance]")
+    harness = _memento_harness(session)
+    Path("build").mkdir(exist_ok=True)
+    session.run("dshkit", "conformance", "--impl", f"cmd:node {harness / 'harness.mjs'} {memento}",
+                "--baseline", "harnesses/dsh-memento/baseline.json",
+                "--report", "build/dsh-memento-report.json",
+                "--markdown", "build/dsh-memento-report.md",
+                "--counterexamples", "build/dsh-memento-counterexamples", *session.posargs)
