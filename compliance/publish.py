@@ -6,8 +6,8 @@
 writes ``compliance/reports/<name>.json`` (the kit's report, unchanged) and
 ``compliance/reports/<name>.meta.json``: what the kit's report does not carry itself (the date
 of the run, the environment, the exact source of the implementation) next to the figures it
-does carry, so that a published result says what ran, where and when. Both files are written
-atomically.
+does carry, so that a published result says what ran, where and when (``filedAtCommit`` is
+the dshkit commit checked out when the report was filed). Both files are written atomically.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ def _write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would not suit a published file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -66,7 +69,7 @@ def sidecar(report: dict[str, Any], name: str, note: str | None,
         "report": f"{name}.json",
         "kit": {"name": kit.get("name"), "version": kit.get("version"),
                 "specVersions": kit.get("spec_versions"), "vectors": kit.get("vectors"),
-                "dshkitCommit": _git_head()},
+                "filedAtCommit": _git_head()},
         "implementation": {"name": impl.get("name"), "version": impl.get("version"),
                            "source": source or impl.get("source"),
                            "capabilities": impl.get("capabilities"),
