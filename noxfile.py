@@ -115,3 +115,88 @@ def hardening(session: nox.Session) -> None:
     table of spec/hardening.md. ``-- --inputs N --kills K`` for a shorter run."""
     session.install(".[test]")
     session.run("python", "-m", "tests.hardening.run", *session.posargs)
+
+
+# -- compliance matrix (issue 18): the kit against real implementations -----------------------
+
+REPORTS = Path("compliance/reports")
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("DSHKIT_CACHE", Path.home() / ".cache" / "dshkit"))
+
+
+def _dsh_package_set(session: nox.Session, packages: Path) -> Path:
+    """The shared harness code of harnesses/dsh (harness.mjs and lib/) installed with the
+    package set of ``packages`` (package.json, its lock and .npmrc), in a cache outside the
+    source tree keyed by that lock. npm runs in legacy peer-deps mode: every peer is pinned in
+    package.json, and npm adds no unpinned peer of its own."""
+    shared = Path("harnesses/dsh")
+    digest = hashlib.sha256((packages / "package-lock.json").read_bytes()).hexdigest()[:12]
+    target = _cache_root() / f"{packages.name}-harness-{digest}"
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(shared / "harness.mjs", target / "harness.mjs")
+    shutil.copytree(shared / "lib", target / "lib", dirs_exist_ok=True)
+    for name in ("package.json", "package-lock.json", ".npmrc"):
+        if (packages / name).is_file():
+            shutil.copy2(packages / name, target / name)
+    if not (target / "node_modules").is_dir():
+        session.run("npm", "ci", "--legacy-peer-deps", "--no-audit", "--no-fund",
+                    "--prefix", str(target), external=True)
+    return target
+
+
+@nox.session(name="conformance-dsh-next", python=PYTHON)
+def conformance_dsh_next(session: nox.Session) -> None:
+    """The kit against DSH 0.1.1-rc.2 (harnesses/dsh-0.1.1: the harness code of harnesses/dsh
+    with the 0.1.1-rc.2 package set), with its own baseline; the JSON report goes to
+    build/dsh-0.1.1-report.json (``compliance/publish.py`` files it under compliance/reports)."""
+    session.install(".[conformance]")
+    harness = _dsh_package_set(session, Path("harnesses/dsh-0.1.1"))
+    Path("build").mkdir(exist_ok=True)
+    session.run("dshkit", "conformance", "--impl", f"cmd:node {harness / 'harness.mjs'}",
+                "--baseline", "harnesses/dsh-0.1.1/baseline.json",
+                "--report", "build/dsh-0.1.1-report.json",
+                "--markdown", "build/dsh-0.1.1-report.md", *session.posargs)
+
+
+def _memento_harness(session: nox.Session) -> Path:
+    """harnesses/dsh-memento (our harness code and its pinned Node 22 binary package) in the
+    cache, keyed by its lock."""
+    source = Path("harnesses/dsh-memento")
+    digest = hashlib.sha256((source / "package-lock.json").read_bytes()).hexdigest()[:12]
+    target = _cache_root() / f"dsh-memento-harness-{digest}"
+    shutil.copytree(source, target, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("node_modules", "baseline.json"))
+    if not (target / "node_modules").is_dir():
+        session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(target),
+                    external=True)
+    return target
+
+
+@nox.session(name="conformance-memento", python=PYTHON)
+def conformance_memento(session: nox.Session) -> None:
+    """The kit against dsh-memento's memory provider (tag v0.4.4, pinned commit), driven from a
+    copy outside the tree that harnesses/dsh-memento/fetch-memento.sh makes (from
+    $DSHKIT_MEMENTO_GIT, a local git directory, else a clone). Where no copy can be had the
+    session skips, and the published results in compliance/reports stay as they are."""
+    import subprocess
+
+    fetched = subprocess.run(["sh", "harnesses/dsh-memento/fetch-memento.sh"],
+                             capture_output=True, text=True, check=False)
+    if fetched.returncode == 3:
+        session.skip("no copy of dsh-memento can be had here (set DSHKIT_MEMENTO_GIT to a git "
+                     "directory of PerryLink/dsh-memento); compliance/reports/dsh-memento.json "
+                     "keeps the published run (see its .meta.json for date and commit). "
+                     + fetched.stderr.strip())
+    if fetched.returncode != 0:
+        session.error(f"fetch-memento.sh failed: {fetched.stderr.strip()}")
+    memento = fetched.stdout.strip().splitlines()[-1]
+    session.install(".[conformance]")
+    harness = _memento_harness(session)
+    Path("build").mkdir(exist_ok=True)
+    session.run("dshkit", "conformance", "--impl", f"cmd:node {harness / 'harness.mjs'} {memento}",
+                "--baseline", "harnesses/dsh-memento/baseline.json",
+                "--report", "build/dsh-memento-report.json",
+                "--markdown", "build/dsh-memento-report.md",
+                "--counterexamples", "build/dsh-memento-counterexamples", *session.posargs)

@@ -2,12 +2,17 @@
 // DSH 0.1.0-rc.8 exports a pure function for the operation. An operation without one answers
 // `undefined`, which the harness reports as an explicit skip with the reason below.
 
+import { createRequire } from 'node:module'
+
 import { Context } from '@deepseek-ai/cordis'
 import { Session, SessionId } from '@deepseek-ai/dsh-session'
 import * as reference from '@deepseek-ai/dsh-session-reference'
 import * as goal from '@deepseek-ai/dsh-goal'
 import * as query from '@deepseek-ai/dsh-session-query'
 import { goalCodeOf } from './errors.mjs'
+
+// The installed release (the same lib serves every package set: harnesses/dsh, dsh-0.1.1).
+const DSH_VERSION = createRequire(import.meta.url)('@deepseek-ai/dsh-session/package.json').version
 
 const json = value => JSON.parse(JSON.stringify(value))
 
@@ -176,5 +181,5 @@ const NOT_EXPORTED = {
 
 export function skipReason(suiteName, operation) {
   const why = NOT_EXPORTED[suiteName] ?? 'no exported function'
-  return `DSH 0.1.0-rc.8 exports no pure function for ${operation}: ${why}`
+  return `DSH ${DSH_VERSION} exports no pure function for ${operation}: ${why}`
 }
