@@ -5,6 +5,7 @@ renumbered."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def _req(req_id: str, text: str, title: str = "T") -> dict[str, Any]:
             "url": f"https://dshkit.dev/x/#{req_id}"}
 
 
-def _snap(version: str, *reqs: dict[str, Any]) -> Snapshot:
+def _snap(version: str, *reqs: Mapping[str, Any]) -> Snapshot:
     return snapshot_from({"specVersion": version, "requirements": list(reqs)}, f"v{version}")
 
 
