@@ -192,10 +192,15 @@ def test_permalinks_wrap_only_requirement_anchors() -> None:
 def test_search_docs_are_idempotent() -> None:
     extra = requirement_search_docs([{"id": "SES-ENV-004", "title": "Seq", "level": "MUST",
                                       "file": "session/envelope.md"}])
-    index = {"config": {}, "docs": [{"location": "session/envelope/", "title": "E", "text": ""}]}
+    index = {"config": {}, "docs": [{"location": "", "title": "I", "text": ""},
+                                    {"location": "session/envelope/", "title": "E", "text": ""},
+                                    {"location": "session/envelope/#x", "title": "X", "text": ""}]}
     once = add_search_docs(index, extra)
     assert add_search_docs(once, extra) == once
-    assert once["docs"][0]["location"] == "session/envelope/#SES-ENV-004"
+    assert [d["location"] for d in once["docs"]] == [
+        "", "session/envelope/", "session/envelope/#SES-ENV-004", "session/envelope/#x"]
+    with pytest.raises(SiteError, match="no page"):
+        add_search_docs({"docs": []}, extra)
 
 
 def test_schema_ids_outside_the_site_are_refused() -> None:

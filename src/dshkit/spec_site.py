@@ -95,12 +95,24 @@ def requirement_search_docs(requirements: Iterable[dict[str, Any]], version: str
 
 
 def add_search_docs(search_index: dict[str, Any], extra: list[dict[str, Any]]) -> dict[str, Any]:
-    """The search index with ``extra`` documents put first (stale ones from an earlier call
-    removed first, so the function is idempotent)."""
+    """The search index with each ``extra`` document placed right after the document of its
+    page (Material's search attaches a section to the page document read before it; a section
+    whose page is not in the index is dropped). Stale extra documents from an earlier call are
+    removed first, so the function is idempotent."""
     locations = {doc["location"] for doc in extra}
     kept = [doc for doc in search_index.get("docs", []) if not (
         doc.get("location") in locations and doc.get("boost") == REQUIREMENT_BOOST)]
-    return {**search_index, "docs": [*extra, *kept]}
+    by_page: dict[str, list[dict[str, Any]]] = {}
+    for doc in extra:
+        by_page.setdefault(doc["location"].split("#", 1)[0], []).append(doc)
+    docs: list[dict[str, Any]] = []
+    for doc in kept:
+        docs.append(doc)
+        docs += by_page.pop(doc.get("location", ""), [])
+    if by_page:
+        missing = ", ".join(sorted(by_page))
+        raise SiteError(f"the search index has no page for requirement(s) on: {missing}")
+    return {**search_index, "docs": docs}
 
 
 def schema_site_path(schema_id: str, site_url: str) -> str:
