@@ -1,7 +1,7 @@
 """The version of the dshkit specification and where its rendered pages live.
 
 This is the one place the specification version is written. ``spec_index`` stamps it into
-``requirements.json``, the MkDocs hook (``docs_hooks/spec_site.py``) puts it on every rendered
+``requirements.json``, the MkDocs hook (``docs_overrides/hooks.py``) puts it on every rendered
 page and substitutes it for ``{{ spec_version }}`` in the Markdown, and ``spec_changes`` reads
 it to name the changelog section a change belongs to. The tool version (``dshkit.__version__``,
 the distribution's version) is a separate number: see ``spec/compatibility.md``.
