@@ -95,10 +95,17 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def docs(session: nox.Session) -> None:
-    """Render spec/ to HTML in strict mode (broken links or anchors fail)."""
-    session.install("-e", ".", "mkdocs>=1.6", "mkdocs-material>=9.5")
+    """Render spec/ to HTML in strict mode (broken links or anchors fail), after checking that
+    requirements.json is fresh and CHANGELOG.md records every requirement change since the
+    last release; then test the built site (version on every page, permalinks, schemas at
+    their $id, nothing loaded from the network)."""
+    session.install("-e", ".[test]", "mkdocs>=1.6", "mkdocs-material>=9.5")
     session.run("python", "-m", "dshkit.spec_index", "--check")
-    session.run("mkdocs", "build", "--strict", "--site-dir", "build/site")
+    session.run("python", "-m", "dshkit.spec_changes", "--check")
+    session.run("mkdocs", "build", "--strict", "--site-dir", "build/site",
+                env={"NO_MKDOCS_2_WARNING": "1"})
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_spec_site.py",
+                "tests/test_changelog.py", "tests/test_spec_compatibility.py")
 
 
 @nox.session(python=PYTHON)

@@ -18,6 +18,10 @@ id group is ``CLI`` or ``PKG`` and its anchor carries the class ``.tool``::
 Every other requirement has the scope ``implementation``. A ``.tool`` class on another group,
 a ``CLI``/``PKG`` id without it, or any other class is an error.
 
+Every entry of the index carries the rendered ``url`` of the requirement (beside its source
+``anchor``) and a ``digest``: the sha256 of its normalised text (:func:`text_digest`), so that a
+change of meaning between two snapshots is visible to ``python -m dshkit.spec_changes``.
+
 Run ``python -m dshkit.spec_index [--check] [spec_dir] [out_json]`` to write
 ``spec/requirements.json``, or with ``--check`` to fail (exit status 1) when it is stale.
 """
@@ -25,15 +29,32 @@ Run ``python -m dshkit.spec_index [--check] [spec_dir] [out_json]`` to write
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SPEC_VERSION = "0.1.0"
+from dshkit.spec_version import SPEC_VERSION, requirement_url
+
+__all__ = [
+    "LEVELS",
+    "SCOPES",
+    "SPEC_VERSION",
+    "TOOL_GROUPS",
+    "Requirement",
+    "SpecIndexError",
+    "build_index",
+    "index_document",
+    "main",
+    "parse_requirements",
+    "render",
+    "text_digest",
+]
 
 #: Requirement levels, in the order in which a longer keyword wins at the same position.
 LEVELS: tuple[str, ...] = ("MUST NOT", "MUST", "SHALL", "SHOULD NOT", "SHOULD", "MAY")
@@ -81,6 +102,24 @@ class Requirement:
     def anchor(self) -> str:
         """The link target of the requirement, relative to the specification root."""
         return f"{self.file}#{self.id}"
+
+    @property
+    def url(self) -> str:
+        """The absolute URL of the requirement on the rendered site."""
+        return requirement_url(self.file, self.id)
+
+    @property
+    def digest(self) -> str:
+        """``sha256:<hex>`` of the normalised requirement text (see :func:`text_digest`)."""
+        return text_digest(self.text)
+
+
+def text_digest(text: str) -> str:
+    """``sha256:<hex>`` of a requirement text after Unicode NFC normalisation and collapsing
+    every run of whitespace to one space: re-wrapping a paragraph keeps its digest, changing
+    a word does not."""
+    normalised = _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+    return "sha256:" + hashlib.sha256(normalised.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +285,9 @@ def index_document(reqs: Sequence[Requirement]) -> dict[str, Any]:
                 "section": req.section,
                 "file": req.file,
                 "anchor": req.anchor,
+                "url": req.url,
                 "scope": req.scope,
+                "digest": req.digest,
             }
             for req in reqs
         ],
