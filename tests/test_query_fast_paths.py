@@ -389,7 +389,8 @@ def test_indexed_files_equal_loaded_sessions(tmp_path: Path, events: list[Event]
     """``index_paths`` (one pass, classed rowids) stores the documents that loading the whole
     session and building its documents gives."""
     for name in ("files.sqlite", "plain.sqlite", "s.jsonl"):
-        (tmp_path / name).unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm", "-journal"):  # a stale -wal is refused (QRY-IDX-003)
+            (tmp_path / f"{name}{suffix}").unlink(missing_ok=True)
     log = _write(tmp_path / "s.jsonl", events)
     with SessionSearchEngine.open(tmp_path / "files.sqlite") as engine:
         assert not engine.index_paths([log]).failed
