@@ -69,9 +69,9 @@ def fold_checks(repair: bool) -> Checks:
 
 
 def fold_path(path: str | Path, *, repair: bool = True, session_id: str | None = None,
-              stdin: BinaryIO | None = None) -> FoldReport:
+              stdin: BinaryIO | None = None, form: str | None = None) -> FoldReport:
     return fold_report(run_log(path, checks=fold_checks(repair), session_id=session_id,
-                               stdin=stdin, closers="append" if repair else "none"))
+                               stdin=stdin, closers="append" if repair else "none", form=form))
 
 
 def fold_events(events: Iterable[Any], *, repair: bool = True,
@@ -117,9 +117,9 @@ class LoadReport:
 
 
 def load_path(path: str | Path, *, session_id: str | None = None,
-              stdin: BinaryIO | None = None) -> LoadReport:
+              stdin: BinaryIO | None = None, form: str | None = None) -> LoadReport:
     return load_report(run_log(path, checks=fold_checks(True), session_id=session_id,
-                               stdin=stdin, closers="append", keep=True))
+                               stdin=stdin, closers="append", keep=True, form=form))
 
 
 def load_events(events: Iterable[Any], *, session_id: str = "session") -> LoadReport:

@@ -19,15 +19,26 @@ from .header import check_header, is_header_candidate, refuse_foreign_version
 FORM_DSH_JSONL = "dsh-jsonl"
 FORM_BARE_JSONL = "jsonl"
 FORM_JSON_ARRAY = "json-array"
+#: The forms a caller may name (SES-FILE-015): ``dsh``, ``jsonl``, ``array``.
+NAMED_FORMS = {"dsh": FORM_DSH_JSONL, "jsonl": FORM_BARE_JSONL, "array": FORM_JSON_ARRAY}
+#: How a header that a crash cut begins (SES-FILE-015, step 5).
+CUT_HEADER_PREFIX = b'{"type":"session"'
 _BOM = b"\xef\xbb\xbf"
 
 
-def header_candidate(raw: bytes, *, compressed: bool) -> dict[str, Any] | None:
-    """The DSH header on line 1, as a candidate not judged yet, or None for a bare JSONL log
-    (a compressed log must start with a header)."""
+def header_candidate(raw: bytes, *, compressed: bool,
+                     terminated: bool = True) -> dict[str, Any] | None:
+    """The DSH header on line 1, as a candidate not judged yet, or None for a bare JSONL log.
+    ``compressed`` says the file must start with a header (a zstd file, a file with DSH's own
+    name, or the caller named the form); a first line that a crash cut is a header when it
+    begins like one (SES-FILE-015) and is then refused (SES-FILE-001)."""
     if raw.startswith(_BOM):
         raise fail("JSON_BOM", "SES-JSON-004",
                    "the file starts with a UTF-8 byte order mark; JSON text must not", line=1)
+    if not terminated and (compressed or raw.startswith(CUT_HEADER_PREFIX)):
+        raise fail("FILE_HEADER_MISSING", "SES-FILE-001",
+                   "empty or header-less session log: the header line is not terminated "
+                   "by a newline (a crash cut it, or the file holds nothing else)", line=1)
     try:
         limits.check_json_depth(raw)
         value = json.loads(decode_utf8(raw, line=1))
@@ -47,12 +58,17 @@ def header_candidate(raw: bytes, *, compressed: bool) -> dict[str, Any] | None:
     return header
 
 
-def judge_header(header: dict[str, Any], raw: bytes, *, terminated: bool) -> None:
-    """Raise the first problem of a header at the load level (SES-FILE-001/002)."""
+def judge_header(header: dict[str, Any], raw: bytes, *, terminated: bool,
+                 members: bool = True) -> None:
+    """Raise the first problem of a header: a header line must be whole at every level
+    (SES-FILE-001, SES-FILE-015); its members are judged at the load level (``members``,
+    SES-FILE-002)."""
     if not terminated:
         raise fail("FILE_HEADER_MISSING", "SES-FILE-001",
                    "empty or header-less session log: the header line is not terminated "
                    "by a newline", line=1)
+    if not members:
+        return
     for problem in (refuse_foreign_version(header), _lossless_header(raw),
                     check_header(header)):
         if problem is not None:
@@ -67,6 +83,12 @@ def read_array(stream: BinaryIO) -> Iterator[list[Any]]:
         raise fail("JSON_ARRAY_NOT_ARRAY", "SES-JSON-004", "a JSON log must be an array")
     for item in value:
         yield decode_record(item)
+
+
+def nothing_to_judge(held: str) -> ProblemError:
+    """SES-FILE-017: an input with no header line and no committed event."""
+    return fail("LOG_EMPTY", "SES-FILE-017",
+                f"not a session log: {held}; there is no header line and no committed event")
 
 
 def _lossless_header(raw: bytes) -> ProblemError | None:

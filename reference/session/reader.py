@@ -38,6 +38,7 @@ from .forms import (
     FORM_BARE_JSONL,
     FORM_DSH_JSONL,
     FORM_JSON_ARRAY,
+    NAMED_FORMS,
     header_candidate,
     judge_header,
     read_array,
@@ -64,6 +65,8 @@ class ReadResult:
     committed_events: int = 0
     events: int = 0
     notes: list[str] = field(default_factory=list)
+    #: What the input held when it holds no header and no committed event (SES-FILE-017).
+    empty: str | None = None
 
 
 #: Events read from consecutive lines: ``(line of the first, line step, events)``.
@@ -102,12 +105,19 @@ class LogReader:
     """
 
     def __init__(self, source: str | Path, *, tolerate_torn_tail: bool,
-                 stdin: BinaryIO | None = None) -> None:
+                 stdin: BinaryIO | None = None, form: str | None = None) -> None:
+        """``form`` names the input's form (``dsh``, ``jsonl`` or ``array``, SES-FILE-015);
+        None detects it. The committed-region tolerance of ``tolerate_torn_tail`` applies to a
+        session file only: in an event list every complete line is committed (SES-FILE-016)."""
+        if form is not None and form not in NAMED_FORMS:
+            raise ValueError(f"unknown form {form!r}: expected one of {sorted(NAMED_FORMS)}")
         self.source = str(source)
         self.tolerate = tolerate_torn_tail
         self.result = ReadResult(path=self.source)
         self._stdin = stdin
         self._handback = False
+        self._named = NAMED_FORMS.get(form) if form is not None else None
+        self._header_required = self._named == FORM_DSH_JSONL
 
     def __iter__(self) -> Iterator[Located]:
         for line, event in self.pairs():
@@ -135,7 +145,9 @@ class LogReader:
             if head.startswith(ZSTD_MAGIC):
                 self.result.compressed = True
                 yield from self._scan(zstd_segments(stream, self.result.notes))
-            elif peek(stream, 64).lstrip(b" \t\r\n").startswith(b"["):
+            elif self._named == FORM_JSON_ARRAY or (
+                    self._named is None and not self._header_required
+                    and peek(stream, 64).lstrip(b" \t\r\n").startswith(b"[")):
                 self.result.form = FORM_JSON_ARRAY
                 yield from self._read_array(stream)
             else:
@@ -157,6 +169,8 @@ class LogReader:
         for events in read_array(stream):
             self.result.events += len(events)
             yield None, 0, events
+        if self.result.events == 0:
+            self.result.empty = "the JSON array holds no event"
 
     def _scan(self, segments: Iterator[Segment]) -> Iterator[Batch]:
         """The lines of every segment, as batches of events.
@@ -197,6 +211,11 @@ class LogReader:
             result.torn = TornTail(first_line=scan.issue_line,
                                    lines=scan.dropped + int(scan.fragment), reason=scan.issue,
                                    fragment=scan.fragment, committed_bytes=result.committed_bytes)
+        if result.form != FORM_DSH_JSONL and result.events == 0:
+            result.empty = (
+                "its only line has no line feed at its end, so it is read as a write that a "
+                "crash cut (end the line with a line feed if it is meant as an event)"
+                if scan.fragment else "the input is empty")
 
     def _runs(self, scan: Scan, segment: Segment, start: int, before: int,
               fast: jsonparse.FastLoads, deep: int) -> Generator[Batch, None, int]:
@@ -331,15 +350,24 @@ class LogReader:
                          tolerate=self.tolerate, compressed=self.result.compressed)
 
     def _first_line(self, raw: bytes, terminated: bool) -> dict[str, Any] | None:
-        """Recognise a DSH header on line 1; returns it, or None for a bare JSONL log."""
-        header = header_candidate(raw, compressed=self.result.compressed)
+        """Recognise a DSH header on line 1; returns it, or None for a bare JSONL log.
+
+        A session file needs its header line whole at every level (SES-FILE-015); below the
+        load level its members are set aside, not judged. Without a header the input is an
+        event list, whose complete lines are all committed (SES-FILE-016): the committed-region
+        tolerance is switched off for the lines that follow."""
+        header = None
+        if self._named != FORM_BARE_JSONL:
+            header = header_candidate(
+                raw, compressed=self.result.compressed or self._header_required,
+                terminated=terminated)
         if header is None:
+            self.tolerate = False
             return None
         self.result.form = FORM_DSH_JSONL
-        if not self.tolerate:
-            return header  # below the load level the header is set aside, not judged
-        judge_header(header, raw, terminated=terminated)
-        self.result.header = header
+        judge_header(header, raw, terminated=terminated, members=self.tolerate)
+        if self.tolerate:
+            self.result.header = header
         return header
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from ..problems import Problem, ProblemError
+from .forms import nothing_to_judge
 from .levels import Checks, Level, level_of
 from .pipeline import Batch, SessionChecker, memory_batches, run_all_outcome, run_batches
 from .reader import LogReader, TornTail
@@ -91,7 +92,8 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
             session_id: str | None = None, stdin: BinaryIO | None = None,
             tolerate_torn_tail: bool = True, every_problem: bool = False,
             closers: Closers = "none", keep: bool = False, typed: bool = False,
-            sink: Callable[[list[Event]], None] | None = None, handback: bool = True) -> LogRun:
+            sink: Callable[[list[Event]], None] | None = None, handback: bool = True,
+            form: str | None = None, refuse_empty: bool = False) -> LogRun:
     """Read, check and fold one log.
 
     ``source`` is a log file (a ``str`` or path; ``-`` reads ``stdin``, or the process's
@@ -105,7 +107,10 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
     as checked; ``sink``, instead (``keep`` is then ignored), is given the events checked since
     its last call, after each batch and at the end (the list is cleared after each call). ``typed`` adds the typed layer.
     ``handback`` lets the reader leave checks to the run loops' fast path
-    (:meth:`LogReader.batches`); turning it off changes nothing but the speed.
+    (:meth:`LogReader.batches`); turning it off changes nothing but the speed. ``form`` names
+    a file's form (``dsh``, ``jsonl``, ``array``; SES-FILE-015); None detects it.
+    ``refuse_empty`` (a validator's duty, SES-FILE-017) makes a file with no header and no
+    committed event a problem (``LOG_EMPTY``); a derived view reads it as an empty session.
     """
     level_checks = Checks.for_level(checks) if isinstance(checks, Level) else checks
     kept: list[Event] | None = [] if keep or sink is not None else None
@@ -117,7 +122,7 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
     batches: Iterator[Batch]
     if isinstance(source, (str, os.PathLike)):
         reader = LogReader(Path(source) if not isinstance(source, str) else source,
-                           tolerate_torn_tail=tolerate_torn_tail, stdin=stdin)
+                           tolerate_torn_tail=tolerate_torn_tail, stdin=stdin, form=form)
         batches = session_batches(reader, checker, session_id, handback=handback)
         path = os.fspath(source)
     else:
@@ -135,6 +140,10 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
         problems = () if first is None else (first,)
         failed = None if first is None else level_of(first.code)
         stop, stop_events, unreadable = first, checker.count, None
+    if (refuse_empty and reader is not None and reader.result.empty is not None
+            and not problems):
+        empty = nothing_to_judge(reader.result.empty).problem
+        problems, failed, stop, stop_events = (empty,), level_of(empty.code), empty, 0
     if sink is not None and kept is not None and kept:
         sink(kept)
         kept.clear()

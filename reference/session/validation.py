@@ -59,10 +59,13 @@ def validation_report(run: LogRun, level: Level) -> ValidationReport:
 
 
 def validate_path(path: str | Path, level: Level = Level.LOAD, *, session_id: str | None = None,
-                  stdin: BinaryIO | None = None, typed: bool = False) -> ValidationReport:
-    """Validate a log file (any reader form; ``-`` is stdin); ``typed`` adds the typed layer."""
+                  stdin: BinaryIO | None = None, typed: bool = False,
+                  form: str | None = None) -> ValidationReport:
+    """Validate a log file (any reader form, or the one ``form`` names; ``-`` is stdin);
+    ``typed`` adds the typed layer."""
     run = run_log(path, checks=level, session_id=session_id, stdin=stdin,
-                  tolerate_torn_tail=level is Level.LOAD, every_problem=True, typed=typed)
+                  tolerate_torn_tail=level is Level.LOAD, every_problem=True, typed=typed,
+                  form=form, refuse_empty=True)
     return validation_report(run, level)
 
 

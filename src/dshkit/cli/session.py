@@ -16,10 +16,25 @@ if TYPE_CHECKING:
     from ..reference.session.folding import FoldReport
 
 
+FORM_HELP = ("the input's form: dsh (a header line, then records, plain or zstd), jsonl "
+             "(events one per line, no header) or array (a JSON array of events); by "
+             "default: zstd frames are dsh, input starting with [ is array, a first line "
+             "with type \"session\" (or a cut one starting {\"type\":\"session\") is dsh, "
+             "anything else jsonl (spec: SES-FILE-015)")
+
+
+def add_form(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--form", choices=("dsh", "jsonl", "array"), help=FORM_HELP)
+
+
 def configure_validate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="log file, or - for stdin")
     parser.add_argument("--level", choices=[lv.value for lv in Level], default="load",
-                        help="conformance level (default: load, the strictest)")
+                        help="conformance level: append, seed, invariants, or load (default): "
+                             "the file as DSH's loader reads it (header, format version, "
+                             "committed region: a crash's torn tail is dropped and reported, "
+                             "legacy migration, repair)")
+    add_form(parser)
     add_json(parser)
     parser.add_argument("--session-id", metavar="ID", help="session id for legacy message ids "
                         "(default: the header's id)")
@@ -40,13 +55,14 @@ def run_validate(args: argparse.Namespace, out: Reporter) -> int:
         if args.fold:
             from ..reference.session.single_pass import validate_and_fold
 
-            both = validate_and_fold(path, session_id=args.session_id, typed=args.typed)
+            both = validate_and_fold(path, session_id=args.session_id, typed=args.typed,
+                                     form=args.form)
             report, fold = both.validation, both.fold
         else:
             from ..reference.session.validation import validate_path
 
             report = validate_path(path, Level(args.level), session_id=args.session_id,
-                                   typed=args.typed)
+                                   typed=args.typed, form=args.form)
         if out.json:
             body = report.to_json() if fold is None else {**report.to_json(),
                                                           "fold": fold.to_json()}
@@ -81,6 +97,7 @@ def _fold_summary(fold: FoldReport) -> str:
 
 def configure_fold(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="log file, or - for stdin")
+    add_form(parser)
     add_json(parser)
     parser.add_argument("--no-repair", action="store_true",
                         help="fold exactly what is stored (no closers, no legacy migration)")
@@ -91,7 +108,8 @@ def configure_fold(parser: argparse.ArgumentParser) -> None:
 def run_fold(args: argparse.Namespace, out: Reporter) -> int:
     from ..reference.session.folding import fold_path
 
-    report = fold_path(args.path, repair=not args.no_repair, session_id=args.session_id)
+    report = fold_path(args.path, repair=not args.no_repair, session_id=args.session_id,
+                       form=args.form)
     if out.json:
         if report.errors:
             return out.refuse(refusal(report.errors[0], args.path, report.to_json()))
