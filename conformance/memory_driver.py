@@ -136,9 +136,14 @@ def dispatch(provider: Any, call: Mapping[str, Any]) -> Any:
         return provider.query(call.get("input"), call.get("opts"))
     if op == "audit_list":
         given = call.get("input")
-        if isinstance(given, dict) and "limit" in given:
+        given = given if isinstance(given, dict) else {}
+        if "after" in given:  # MEM-AUD-008
+            return provider.audit_list(given.get("limit", 100), given["after"])
+        if "limit" in given:
             return provider.audit_list(given["limit"])
         return provider.audit_list()
+    if op == "export" and isinstance(call.get("input"), dict) and "ledger" in call["input"]:
+        return provider.export(call["input"]["ledger"])  # MEM-EXP-005
     if op == "snapshot":
         return provider.snapshot(call.get("write"))
     if op in ("budgets", "list_entries", "export", "close"):

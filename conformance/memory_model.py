@@ -463,6 +463,14 @@ def _uuid4() -> str:
 class _Decision:
     outcome: str
     label: str
+    cause: tuple[str, str] | None = None  # MEM-GATE-010: (errorType, cause)
+
+
+def _gate_error(decider: str, error_type: str, message: str) -> _Decision:
+    """MEM-GATE-010: outcome ``gate-error``, the cause cut to 200 units."""
+    cause = excerpt(message, 200)
+    return _Decision("gate-error", f"gate-error (via {decider}): {error_type}: {cause}",
+                     (error_type, cause))
 
 
 # -- the model ---------------------------------------------------------------------------------
@@ -554,11 +562,11 @@ class MemoryModel:
         return current
 
     def _check_budget(self, additions: Mapping[tuple[str, str], int]) -> None:
-        """MEM-BUD-003/004, buckets in the fixed order; G3: additions ≤ 0 always pass."""
+        """MEM-BUD-003/004, buckets in the order of ``additions`` (a seed's batch order);
+        G3: additions ≤ 0 always pass."""
         usage = self._usage()
-        for bucket in BUCKETS:
-            addition = additions.get(bucket)
-            if addition is None or addition <= 0:
+        for bucket, addition in additions.items():
+            if addition <= 0:
                 continue
             used, limit = usage[bucket], self.limits[bucket]
             if used + addition > limit:
@@ -606,24 +614,29 @@ class MemoryModel:
             return _Decision("rejected", f"rejected (via writePolicy off from {key})")
         if chosen == "auto":
             return _Decision(APPROVED, f"{APPROVED} (via writePolicy auto from {key})")
-        outcome = "unavailable"
-        if self.gate is not None:
-            try:
-                answer = self.gate(copy.deepcopy(payload), write)
-            except Exception:  # an approver that fails denies (fail closed)
-                answer = None
-            if isinstance(answer, str) and answer:  # not a non-empty string: unavailable
-                outcome = answer
-        return _Decision(outcome, f"{outcome} (via gate, writePolicy ask from {key})")
+        if self.gate is None:
+            return _Decision("unavailable", f"unavailable (via no gate, writePolicy ask from {key})")
+        decider = f"gate, writePolicy ask from {key}"
+        try:
+            answer = self.gate(copy.deepcopy(payload), write)
+        except Exception as exc:  # an approver that fails denies, with its cause (MEM-GATE-010)
+            return _gate_error(decider, type(exc).__name__, str(exc) or type(exc).__name__)
+        if not isinstance(answer, str) or not answer:
+            return _gate_error(decider, "InvalidGateAnswer",
+                               "the gate's answer is not a non-empty string")
+        return _Decision(answer, f"{answer} (via {decider})")
 
     def _approve(self, op: str, writer: Writer, payload: dict[str, Any], write: object,
                  source: str | None, bucket: str | None) -> _Decision:
         decision = self._decide(writer, payload, write, source, bucket)
         if decision.outcome != APPROVED:
             self._payload_row(f"{op}-denied", writer, payload, decision.label)  # MEM-GATE-006
+            details: dict[str, Any] = {"outcome": decision.outcome}
+            if decision.cause is not None:
+                details["errorType"], details["cause"] = decision.cause
+            # Contract silent: the message wording (MEM-ERR-002); the model's is short.
             raise ModelError("WRITE_DENIED", f"the memory write was not approved (outcome "
-                             f"{decision.outcome}); nothing was changed",
-                             {"outcome": decision.outcome})
+                             f"{decision.outcome}); nothing was changed", details)
         return decision
 
     def _commit(self, op: str, writer: Writer, payload: dict[str, Any], decision: _Decision,
@@ -638,9 +651,10 @@ class MemoryModel:
                               f"{decision.label}; not applied: {exc.code}")
             raise
 
-    def _insert(self, new: NewEntry, writer: Writer, now: int) -> Entry:
+    def _insert(self, new: NewEntry, writer: Writer, now: int, entry_id: str | None = None,
+                ) -> Entry:
         entry: Entry = {
-            "id": self.ids(), "track": new.track, "scope": new.scope,
+            "id": self.ids() if entry_id is None else entry_id, "track": new.track, "scope": new.scope,
             "workspaceKey": new.workspace, "agentKey": new.agent, "text": new.text,
             "source": new.source, "tags": list(new.tags), "version": 1, "createdAt": now,
             "updatedAt": now, "lastRecalled": None, "recallCount": 0,
@@ -799,8 +813,9 @@ class MemoryModel:
             now = self.clock()
             self._payload_row("seed", writer, payload, decision.label, ts=now)
             inserted = []
-            for n in news:
-                entry = self._insert(n, writer, now)
+            ids = sorted(self.ids() for _ in news)  # MEM-WRT-013: ids increase in batch order
+            for n, entry_id in zip(news, ids, strict=True):
+                entry = self._insert(n, writer, now, entry_id)
                 self._row("add", writer, outcome=decision.label, entry=entry, ts=now)
                 inserted.append(copy.deepcopy(entry))
             return {"added": len(inserted), "entries": inserted}
@@ -814,7 +829,7 @@ class MemoryModel:
         data = {} if filter is None else _object(filter)
         _check_keys(data, ("track", "scope", "text", "limit"))
         options = {} if opts is None else _object(opts, "/opts")
-        _check_keys(options, ("reader", "recall"), "/opts")
+        _check_keys(options, ("reader", "recall", "sessionId", "agentKey"), "/opts")
         if data.get("track") is not None and data["track"] not in TRACKS:
             raise _invalid("/track", "track must be user or agent")
         if data.get("scope") is not None and data["scope"] not in SCOPES:
@@ -828,18 +843,36 @@ class MemoryModel:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise _invalid("/limit", "limit must be a positive integer")
         limit = min(limit, MAX_QUERY_LIMIT)
-        reader = writer_of(options["reader"]) if options.get("reader") is not None else None
-        recall = options.get("recall", False)
+        memento = [k for k in ("sessionId", "agentKey") if options.get(k) is not None]
+        if memento and options.get("reader") is not None:
+            raise _invalid(f"/opts/{memento[0]}", "reader or sessionId/agentKey, not both")
+        for k in memento:
+            if not isinstance(options[k], str):
+                raise _invalid(f"/opts/{k}", f"{k} must be a string")
+        recall = options.get("recall", "sessionId" in memento)
         if not isinstance(recall, bool):
             raise _invalid("/opts/recall", "recall must be a boolean")
-        if recall and (reader is None or reader.session_id is None):
+        reader = writer_of(options["reader"]) if options.get("reader") is not None else None
+        if not memento and recall and (reader is None or reader.session_id is None):
             raise _invalid("/opts/reader", "a recall needs a reader with a session id")
+        if "sessionId" in memento and not recall:
+            raise _invalid("/opts/recall", "sessionId asks for a recall: recall must be true")
+        if memento and recall and "sessionId" not in memento:
+            raise _invalid("/opts/sessionId", "a recall needs the session id")
+        agent_only = None
+        if memento:  # MEM-QRY-007: dsh-memento's spelling of a reader
+            if "agentKey" in memento:
+                agent_only = agent_key(options["agentKey"])
+            reader = Writer(options.get("sessionId"), "", agent_only or "", None) \
+                if recall else None
         rows = [e for e in self.entries.values()
                 if data.get("track") in (None, e["track"]) and data.get("scope") in (None,
                                                                                     e["scope"])]
         if text:
             rows = [e for e in rows if ascii_fold(text) in ascii_fold(e["text"])]
-        if reader is not None:
+        if agent_only is not None:
+            rows = [e for e in rows if e["agentKey"] in ("", agent_only)]
+        elif reader is not None and not memento:
             rows = [e for e in rows if visible(e, reader.workspace, reader.agent)]
         rows.sort(key=lambda e: (-e["recallCount"], -e["updatedAt"], e["id"]))
         page = rows[:limit]
@@ -863,10 +896,14 @@ class MemoryModel:
     def list_entries(self) -> list[Entry]:
         return copy.deepcopy(self._ordered())
 
-    def audit_list(self, limit: int = 100) -> list[AuditRow]:
+    def audit_list(self, limit: int = 100, after: int | None = None) -> list[AuditRow]:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise _invalid("/limit", "limit must be an integer from 1 to 1000")
-        return copy.deepcopy(list(reversed(self.audit))[:limit])
+        if after is None:
+            return copy.deepcopy(list(reversed(self.audit))[:limit])
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            raise _invalid("/after", "after must be a non-negative integer")
+        return copy.deepcopy([r for r in self.audit if r["seq"] > after][:limit])  # MEM-AUD-008
 
     def snapshot(self, write: object) -> str:
         """MEM-SNP-001: rendered once per session id; later calls return the frozen text."""
@@ -881,10 +918,15 @@ class MemoryModel:
         self._row("snapshot", writer, outcome="ok", text=text, source=DEFAULT_SOURCE)
         return text
 
-    def export(self) -> dict[str, Any]:
-        return {"plugin": EXPORT_PLUGIN, "schema": EXPORT_SCHEMA,
-                "exportedAt": iso_utc(self.clock()), "budgets": self.budgets(),
-                "entries": self.list_entries()}
+    def export(self, ledger: bool = False) -> dict[str, Any]:
+        if not isinstance(ledger, bool):
+            raise _invalid("/ledger", "ledger must be a boolean")
+        out = {"plugin": EXPORT_PLUGIN, "schema": EXPORT_SCHEMA,
+               "exportedAt": iso_utc(self.clock()), "budgets": self.budgets(),
+               "entries": self.list_entries()}
+        if ledger:  # MEM-EXP-005
+            out["ledger"] = copy.deepcopy(self.audit)
+        return out
 
     def import_envelope(self, envelope: object, write: object) -> dict[str, Any]:
         """MEM-EXP-002/003: validated, then seeded (content kept, identity reset)."""
@@ -918,7 +960,7 @@ def envelope_inputs(envelope: object) -> list[dict[str, Any]]:
         raise ModelError("ENVELOPE_UNSUPPORTED", f"export envelope schema {data.get('schema')!r} "
                          f"is not supported; this reader imports only {EXPORT_SCHEMA}",
                          {"schema": data.get("schema")})
-    _check_keys(data, ENVELOPE_FIELDS)
+    _check_keys(data, (*ENVELOPE_FIELDS, "ledger"))
     for key in ENVELOPE_FIELDS:
         if key not in data:
             raise _invalid(f"/{key}", "required")
@@ -972,6 +1014,11 @@ def envelope_inputs(envelope: object) -> list[dict[str, Any]]:
         out.append({k: item[k] for k in ("track", "scope", "text", "tags", "source")})
     if not 1 <= len(out) <= MAX_SEED:
         raise _invalid("/entries", "entries must be an array of 1 to 1000 entries")
+    if "ledger" in data:  # MEM-EXP-005: checked, then ignored
+        if not isinstance(data["ledger"], list):
+            raise _invalid("/ledger", "ledger must be an array of audit rows")
+        for index, row in enumerate(data["ledger"]):
+            _object(row, f"/ledger/{index}")
     return out
 
 

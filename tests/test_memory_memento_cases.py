@@ -302,15 +302,24 @@ def test_D2_denied_write_fails_and_leaves_denied_row(tmp_path: Path) -> None:
 
 
 def test_D3_recall_query_leaves_recalled_row(provider: Provider) -> None:
-    # MEM-QRY-005 (Divergence G17): only a recall (reader session + recall true) is audited,
-    # also when it finds nothing; memento's opts {sessionId} becomes {reader, recall}.
-    result = provider.query({"text": "任何词"}, {"reader": WRITE, "recall": True})
+    # MEM-QRY-007: memento's own call, opts {sessionId}, is a recall for that session; it is
+    # audited also when it finds nothing (MEM-QRY-005).
+    result = provider.query({"text": "任何词"}, {"sessionId": "conformance-session"})
     assert result == {"entries": [], "total": 0, "truncated": False}
     rows = provider.audit_list(10)
     assert any(r["action"] == "recalled" for r in rows)
     row = next(r for r in rows if r["action"] == "recalled")
     assert row["entryIds"] == [] and row["text"] == "任何词"
     assert row["sessionId"] == "conformance-session"
+
+
+def test_D3_reader_form_is_the_same_recall(provider: Provider) -> None:
+    """MEM-QRY-005/007: dshkit's {reader, recall} spelling lands the same row."""
+    provider.query({"text": "任何词"}, {"reader": WRITE, "recall": True})
+    provider.query({"text": "任何词"}, {"sessionId": "conformance-session"})
+    first, second = provider.audit_list(2)
+    assert {k: v for k, v in first.items() if k not in ("seq", "ts")} == \
+        {k: v for k, v in second.items() if k not in ("seq", "ts")}
 
 
 # -- E: export envelope ------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +15,11 @@ from .text import excerpt
 
 POLICIES = ("ask", "auto", "off")
 APPROVED = "allowed-once"
-OUTCOMES = ("allowed-once", "rejected", "cancelled", "unavailable")
+GATE_ERROR = "gate-error"
+OUTCOMES = ("allowed-once", "rejected", "cancelled", "unavailable", GATE_ERROR)
+#: MEM-GATE-010: the error type reported when a gate answers with no outcome string.
+INVALID_ANSWER = "InvalidGateAnswer"
+CAUSE_UNITS = 200
 _KEY = re.compile(r"^(?:(?:user|agent)/(?:user-global|workspace)|source:[a-z0-9-]+)$")
 
 Gate = Callable[[dict[str, Any], dict[str, Any]], Any]
@@ -53,10 +59,22 @@ class Policy:
 class Decision:
     outcome: str
     label: str
+    #: for ``gate-error``: the gate's error type and its message, cut (MEM-GATE-010)
+    error_type: str | None = None
+    cause: str | None = None
 
     @property
     def approved(self) -> bool:
         return self.outcome == APPROVED
+
+    def details(self) -> dict[str, Any]:
+        """The ``details`` of the ``WRITE_DENIED`` this decision raises (MEM-GATE-006)."""
+        if self.error_type is None:
+            return {"outcome": self.outcome}
+        return {"outcome": self.outcome, "errorType": self.error_type, "cause": self.cause}
+
+
+CANCELLED = Decision("cancelled", "cancelled (via cancel token)")
 
 
 def decide(policy: Policy, gate: Gate | None, ctx: Context, payload: dict[str, Any],
@@ -69,14 +87,44 @@ def decide(policy: Policy, gate: Gate | None, ctx: Context, payload: dict[str, A
         return Decision("rejected", f"rejected (via writePolicy off from {key})")
     if chosen == "auto":
         return Decision(APPROVED, f"{APPROVED} (via writePolicy auto from {key})")
-    outcome = "unavailable"
-    if gate is not None:
-        try:
-            answer = gate(dict(payload), write)
-        except Exception:  # an approver that fails denies: fail closed (MEM-GATE-004)
-            answer = "unavailable"
-        outcome = answer if isinstance(answer, str) and answer else "unavailable"
-    return Decision(outcome, f"{outcome} (via gate, writePolicy ask from {key})")
+    if gate is None:  # fail closed (MEM-GATE-004), and say so in the ledger
+        return Decision("unavailable", f"unavailable (via no gate, writePolicy ask from {key})")
+    decider = f"gate, writePolicy ask from {key}"
+    try:
+        answer = gate(dict(payload), write)
+        if inspect.isawaitable(answer):
+            answer = _settle(answer)
+    except Exception as exc:  # a failing approver denies, with its cause (MEM-GATE-010)
+        return _gate_error(decider, type(exc).__name__, str(exc) or type(exc).__name__)
+    if not isinstance(answer, str) or not answer:
+        return _gate_error(decider, INVALID_ANSWER,
+                           "the gate's answer is not a non-empty string")
+    return Decision(answer, f"{answer} (via {decider})")
+
+
+def _gate_error(decider: str, error_type: str, message: str) -> Decision:
+    cause = excerpt(message, CAUSE_UNITS)
+    return Decision(GATE_ERROR, f"{GATE_ERROR} (via {decider}): {error_type}: {cause}",
+                    error_type, cause)
+
+
+def _settle(answer: Awaitable[Any]) -> Any:
+    """MEM-PKG-001: an awaitable answer is awaited on a private event loop. Inside a running
+    loop the provider cannot block for it, so that is a gate error (and the coroutine is
+    closed, not left "never awaited")."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_wait(answer))
+    close = getattr(answer, "close", None)
+    if callable(close):
+        close()
+    raise RuntimeError("an async gate cannot be awaited from inside a running event loop; "
+                       "call the provider from a worker thread (asyncio.to_thread)")
+
+
+async def _wait(answer: Awaitable[Any]) -> Any:
+    return await answer
 
 
 def payload(action: str, track: str, scope: str, text: str, *, source: str | None,

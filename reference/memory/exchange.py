@@ -12,6 +12,8 @@ from .inputs import BUCKETS, MAX_SEED, check_bucket, check_source, check_text, n
 SCHEMA = "memory-export-v1"
 PLUGIN = "dshkit"
 ENVELOPE_FIELDS = ("plugin", "schema", "exportedAt", "budgets", "entries")
+#: MEM-EXP-005: optional members, after the required ones.
+OPTIONAL_FIELDS = ("ledger",)
 ENTRY_FIELDS = ("id", "track", "scope", "workspaceKey", "agentKey", "text", "source", "tags",
                 "version", "createdAt", "updatedAt", "lastRecalled", "recallCount", "sessionId")
 KEPT = ("track", "scope", "text", "tags", "source")
@@ -26,10 +28,13 @@ def iso_utc(ms: int) -> str:
 
 
 def export_envelope(entries: list[dict[str, Any]], budgets: list[dict[str, Any]],
-                    now: int) -> dict[str, Any]:
-    """MEM-EXP-001."""
-    return {"plugin": PLUGIN, "schema": SCHEMA, "exportedAt": iso_utc(now), "budgets": budgets,
-            "entries": entries}
+                    now: int, ledger: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """MEM-EXP-001; the ``ledger`` section only when asked for (MEM-EXP-005)."""
+    out = {"plugin": PLUGIN, "schema": SCHEMA, "exportedAt": iso_utc(now), "budgets": budgets,
+           "entries": entries}
+    if ledger is not None:
+        out["ledger"] = ledger
+    return out
 
 
 def envelope_entries(envelope: Any) -> list[dict[str, Any]]:
@@ -45,7 +50,7 @@ def envelope_entries(envelope: Any) -> list[dict[str, Any]]:
         raise MemoryProtocolError(
             "ENVELOPE_UNSUPPORTED", f"export envelope schema {envelope.get('schema')!r} is not "
             f"supported; this reader imports only {SCHEMA}", {"schema": envelope.get("schema")})
-    _only(envelope, ENVELOPE_FIELDS, "")
+    _only(envelope, ENVELOPE_FIELDS + OPTIONAL_FIELDS, "")
     for key in ENVELOPE_FIELDS:
         if key not in envelope:
             raise invalid(f"/{key}", "required")
@@ -72,6 +77,13 @@ def envelope_entries(envelope: Any) -> list[dict[str, Any]]:
     out = [_entry(item, f"/entries/{index}") for index, item in enumerate(entries)]
     if not 1 <= len(out) <= MAX_SEED:
         raise invalid("/entries", f"entries must be an array of 1 to {MAX_SEED} entries")
+    if "ledger" in envelope:  # MEM-EXP-005: a record of the exporting store, not imported
+        ledger = envelope["ledger"]
+        if not isinstance(ledger, list):
+            raise invalid("/ledger", "ledger must be an array of audit rows")
+        for index, row in enumerate(ledger):
+            if not isinstance(row, dict):
+                raise invalid(f"/ledger/{index}", "must be an object")
     return out
 
 

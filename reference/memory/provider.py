@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from ..text import units
 from . import approval, snapshot
-from .approval import Decision, Gate, Policy
+from .approval import CANCELLED, Decision, Gate, Policy
+from .cancel import CancelToken
 from .errors import MemoryProtocolError, invalid
 from .exchange import envelope_entries, export_envelope
 from .inputs import (
@@ -37,6 +39,7 @@ from .inputs import (
     new_entry,
     normalise_tags,
 )
+from .keys import agent_key
 from .store import CREATION, RANKING, Store, default_path, open_store
 from .text import excerpt
 
@@ -50,6 +53,7 @@ DEFAULT_QUERY_LIMIT = 20
 MAX_QUERY_LIMIT = 1000
 SAMPLE_SIZE = 5
 SAMPLE_UNITS = 200
+EXPORT_ATTEMPTS = 10
 
 
 def _system_clock() -> int:
@@ -139,11 +143,11 @@ class Provider:
         return current
 
     def _check_budget(self, additions: dict[tuple[str, str], int]) -> None:
-        """MEM-BUD-003/004 against the current store-wide usage; never refuses a shrink."""
+        """MEM-BUD-003/004 against the current store-wide usage; never refuses a shrink.
+        Buckets are checked in the order of ``additions``: a seed's batch order."""
         usage = self.store.bucket_usage()
-        for bucket in BUCKETS:
-            addition = additions.get(bucket)
-            if addition is None or addition <= 0:
+        for bucket, addition in additions.items():
+            if addition <= 0:
                 continue
             used = usage.get(bucket, 0)
             limit = self.limits[bucket]
@@ -163,22 +167,30 @@ class Provider:
     # -- approval and commit -------------------------------------------------------------------
 
     def _approve(self, op: str, ctx: Context, payload: dict[str, Any], write: dict[str, Any],
-                 lookup_source: str | None, lookup_bucket: str | None) -> Decision:
-        decision = approval.decide(self.policy, self.gate, ctx, payload, write, lookup_source,
-                                   lookup_bucket)
+                 lookup_source: str | None, lookup_bucket: str | None,
+                 cancel: CancelToken | None) -> Decision:
+        if _cancelled(cancel):
+            decision = CANCELLED
+        else:
+            decision = approval.decide(self.policy, self.gate, ctx, payload, write,
+                                       lookup_source, lookup_bucket)
+            if decision.approved and _cancelled(cancel):
+                decision = CANCELLED
         if not decision.approved:
             with self.store.transaction():
                 self._audit(f"{op}-denied", ctx, payload=payload, outcome=decision.label)
-            raise MemoryProtocolError(
-                "WRITE_DENIED", f"the memory write was not approved (outcome {decision.outcome}); "
-                "nothing was changed", {"outcome": decision.outcome})
+            raise _denied(decision)
         return decision
 
     def _commit(self, op: str, ctx: Context, payload: dict[str, Any], decision: Decision,
-                apply: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+                apply: Callable[[], dict[str, Any]],
+                cancel: CancelToken | None) -> dict[str, Any]:
         try:
             with self.store.transaction():
-                return apply()
+                if not _cancelled(cancel):
+                    return apply()
+                # MEM-PKG-002: cancelled while approved and not yet committed
+                self._audit(f"{op}-denied", ctx, payload=payload, outcome=CANCELLED.label)
         except MemoryProtocolError as exc:
             if exc.code in ("STORE_BUSY", "STORE_CORRUPT"):
                 raise
@@ -186,6 +198,7 @@ class Provider:
                 self._audit(f"{op}-failed", ctx, payload=payload,
                             outcome=f"{decision.label}; not applied: {exc.code}")
             raise
+        raise _denied(CANCELLED)
 
     def _audit(self, action: str, ctx: Context, *, payload: dict[str, Any] | None = None,
                entry: Entry | None = None, outcome: str, text: str | None = None,
@@ -207,9 +220,9 @@ class Provider:
             "entry": entry, "entryIds": entry_ids,
         })
 
-    def _insert(self, new: NewEntry, ctx: Context, now: int) -> Entry:
+    def _insert(self, new: NewEntry, ctx: Context, now: int, entry_id: str | None = None) -> Entry:
         entry: Entry = {
-            "id": self.ids(), "track": new.track, "scope": new.scope,
+            "id": self.ids() if entry_id is None else entry_id, "track": new.track, "scope": new.scope,
             "workspaceKey": new.workspace_key, "agentKey": new.agent_key, "text": new.text,
             "source": new.source, "tags": list(new.tags), "version": 1, "createdAt": now,
             "updatedAt": now, "lastRecalled": None, "recallCount": 0,
@@ -220,7 +233,8 @@ class Provider:
 
     # -- writes --------------------------------------------------------------------------------
 
-    def add(self, input: Any, write: Any) -> dict[str, Any]:
+    def add(self, input: Any, write: Any, *, cancel: CancelToken | None = None,
+            ) -> dict[str, Any]:
         ctx = self._context(write)
         new = new_entry(input, ctx)
         bucket = (new.track, new.scope)
@@ -229,7 +243,7 @@ class Provider:
         payload = approval.payload("add", new.track, new.scope, new.text, source=new.source,
                                    targets=[])
         decision = self._approve("add", ctx, payload, write, new.source,
-                                 f"{new.track}/{new.scope}")
+                                 f"{new.track}/{new.scope}", cancel)
 
         def apply() -> dict[str, Any]:
             self._check_budget(additions)
@@ -238,9 +252,10 @@ class Provider:
             self._audit("add", ctx, entry=entry, outcome=decision.label, ts=now)
             return {"entry": entry, "usage": self._usage_row(*bucket)}
 
-        return self._commit("add", ctx, payload, decision, apply)
+        return self._commit("add", ctx, payload, decision, apply, cancel)
 
-    def replace(self, input: Any, write: Any) -> dict[str, Any]:
+    def replace(self, input: Any, write: Any, *, cancel: CancelToken | None = None,
+            ) -> dict[str, Any]:
         ctx = self._context(write)
         data = _object(input)
         check_keys(data, {"track", "scope", "match", "text", "tags", "source"})
@@ -255,7 +270,8 @@ class Provider:
         payload = approval.payload("replace", track, scope,
                                    approval.replace_text(target["text"], text), source=source,
                                    targets=[_ref(target)])
-        decision = self._approve("replace", ctx, payload, write, source, f"{track}/{scope}")
+        decision = self._approve("replace", ctx, payload, write, source, f"{track}/{scope}",
+                                 cancel)
 
         def apply() -> dict[str, Any]:
             current = self._reresolve(track, scope, match, ctx, target, state)
@@ -270,9 +286,10 @@ class Provider:
             self._audit("replace", ctx, entry=updated, outcome=decision.label, ts=now)
             return {"previous": current, "entry": updated, "usage": self._usage_row(track, scope)}
 
-        return self._commit("replace", ctx, payload, decision, apply)
+        return self._commit("replace", ctx, payload, decision, apply, cancel)
 
-    def remove(self, input: Any, write: Any) -> dict[str, Any]:
+    def remove(self, input: Any, write: Any, *, cancel: CancelToken | None = None,
+            ) -> dict[str, Any]:
         ctx = self._context(write)
         data = _object(input)
         check_keys(data, {"track", "scope", "match"})
@@ -283,7 +300,7 @@ class Provider:
         payload = approval.payload("remove", track, scope, target["text"],
                                    source=target["source"], targets=[_ref(target)])
         decision = self._approve("remove", ctx, payload, write, target["source"],
-                                 f"{track}/{scope}")
+                                 f"{track}/{scope}", cancel)
 
         def apply() -> dict[str, Any]:
             current = self._reresolve(track, scope, match, ctx, target, state)
@@ -291,9 +308,10 @@ class Provider:
             self._audit("remove", ctx, entry=current, outcome=decision.label, ts=self.clock())
             return {"entry": current, "usage": self._usage_row(track, scope)}
 
-        return self._commit("remove", ctx, payload, decision, apply)
+        return self._commit("remove", ctx, payload, decision, apply, cancel)
 
-    def consolidate(self, input: Any, write: Any) -> dict[str, Any]:
+    def consolidate(self, input: Any, write: Any, *,
+                    cancel: CancelToken | None = None) -> dict[str, Any]:
         ctx = self._context(write)
         data = _object(input)
         check_keys(data, {"track", "scope", "matches", "text", "tags", "source"})
@@ -326,7 +344,8 @@ class Provider:
             "consolidate", track, scope,
             approval.consolidate_text(matches, [t["text"] for t in targets], text),
             source=source, targets=[_ref(t) for t in targets])
-        decision = self._approve("consolidate", ctx, payload, write, source, f"{track}/{scope}")
+        decision = self._approve("consolidate", ctx, payload, write, source,
+                                 f"{track}/{scope}", cancel)
         new = NewEntry(track, scope, text, tuple(tags), source, workspace, agent)
 
         def apply() -> dict[str, Any]:
@@ -343,9 +362,10 @@ class Provider:
             self._audit("consolidate-add", ctx, entry=merged, outcome=decision.label, ts=now)
             return {"removed": current, "entry": merged, "usage": self._usage_row(track, scope)}
 
-        return self._commit("consolidate", ctx, payload, decision, apply)
+        return self._commit("consolidate", ctx, payload, decision, apply, cancel)
 
-    def seed(self, entries: Any, write: Any) -> dict[str, Any]:
+    def seed(self, entries: Any, write: Any, *, cancel: CancelToken | None = None,
+            ) -> dict[str, Any]:
         ctx = self._context(write)
         if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_SEED:
             raise invalid("/", f"seed takes an array of 1 to {MAX_SEED} entry inputs")
@@ -363,20 +383,22 @@ class Provider:
             "seed", track, scope, approval.seed_text([(n.track, n.scope, n.text) for n in news]),
             source=common_source, targets=[], count=len(news))
         decision = self._approve("seed", ctx, payload, write, common_source,
-                                 f"{track}/{scope}" if len(buckets) == 1 else None)
+                                 f"{track}/{scope}" if len(buckets) == 1 else None, cancel)
 
         def apply() -> dict[str, Any]:
             self._check_budget(additions)
             now = self.clock()
             self._audit("seed", ctx, payload=payload, outcome=decision.label, ts=now)
+            # MEM-WRT-013: one clock reading for the batch, so increasing ids keep its order
+            ids = sorted(self.ids() for _ in news)
             inserted = []
-            for new in news:
-                entry = self._insert(new, ctx, now)
+            for new, entry_id in zip(news, ids, strict=True):
+                entry = self._insert(new, ctx, now, entry_id)
                 self._audit("add", ctx, entry=entry, outcome=decision.label, ts=now)
                 inserted.append(entry)
             return {"added": len(inserted), "entries": inserted}
 
-        return self._commit("seed", ctx, payload, decision, apply)
+        return self._commit("seed", ctx, payload, decision, apply, cancel)
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -385,7 +407,7 @@ class Provider:
         data = {} if filter is None else _object(filter)
         check_keys(data, {"track", "scope", "text", "limit"})
         options = {} if opts is None else _object(opts, "/opts")
-        check_keys(options, {"reader", "recall"}, "/opts")
+        check_keys(options, {"reader", "recall", "sessionId", "agentKey"}, "/opts")
         for key, allowed in (("track", TRACKS), ("scope", SCOPES)):
             if data.get(key) is not None and data[key] not in allowed:
                 raise invalid(f"/{key}", f"{key} must be one of {', '.join(allowed)}")
@@ -398,17 +420,15 @@ class Provider:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise invalid("/limit", "limit must be a positive integer")
         limit = min(limit, MAX_QUERY_LIMIT)
-        reader = None
-        if options.get("reader") is not None:
-            reader = self._context(options["reader"])
-        recall = options.get("recall", False)
-        if not isinstance(recall, bool):
-            raise invalid("/opts/recall", "recall must be a boolean")
-        if recall and (reader is None or reader.session_id is None):
-            raise invalid("/opts/reader", "a recall needs a reader with a session id")
-        keys = None if reader is None else (reader.workspace, reader.agent)
-        page, total = self.store.select(track=data.get("track"), scope=data.get("scope"),
-                                        keys=keys, needle=text, order=RANKING, limit=limit)
+        reader, keys, agent_only, recall = self._query_options(options)
+        if agent_only is None:
+            page, total = self.store.select(track=data.get("track"), scope=data.get("scope"),
+                                            keys=keys, needle=text, order=RANKING, limit=limit)
+        else:  # MEM-QRY-007: the agent rule alone, as dsh-memento's agentKey filters
+            ranked, _ = self.store.select(track=data.get("track"), scope=data.get("scope"),
+                                          needle=text, order=RANKING)
+            chosen = [e for e in ranked if e["agentKey"] in ("", agent_only)]
+            page, total = chosen[:limit], len(chosen)
         if recall and reader is not None:
             now = self.clock()
             ids = [e["id"] for e in page]
@@ -422,6 +442,41 @@ class Provider:
                             source=DEFAULT_SOURCE, entry_ids=ids, ts=now)
         return {"entries": page, "total": total, "truncated": total > len(page)}
 
+    def _query_options(self, options: dict[str, Any],
+                       ) -> tuple[Context | None, tuple[str, str] | None, str | None, bool]:
+        """MEM-QRY-006/007: (the session of a recall, the visibility keys, the agent key of an
+        agent-only filter, recall?).
+
+        dsh-memento's ``sessionId`` makes the query a recall for that session; its ``agentKey``
+        filters by agent only. They are the other spelling of ``reader``, not an addition."""
+        memento = [key for key in ("sessionId", "agentKey") if options.get(key) is not None]
+        if memento and options.get("reader") is not None:
+            raise invalid(f"/opts/{memento[0]}", "give either reader or dsh-memento's "
+                                                 "sessionId/agentKey, not both")
+        for key in memento:
+            if not isinstance(options[key], str):
+                raise invalid(f"/opts/{key}", f"{key} must be a string")
+        recall = options.get("recall", "sessionId" in memento)
+        if not isinstance(recall, bool):
+            raise invalid("/opts/recall", "recall must be a boolean")
+        if not memento:
+            reader = None
+            if options.get("reader") is not None:
+                reader = self._context(options["reader"])
+            if recall and (reader is None or reader.session_id is None):
+                raise invalid("/opts/reader", "a recall needs a reader with a session id")
+            keys = None if reader is None else (reader.workspace, reader.agent)
+            return reader, keys, None, recall
+        if "sessionId" in memento and not recall:
+            raise invalid("/opts/recall", "sessionId asks for a recall: recall must be true")
+        if recall and "sessionId" not in memento:
+            raise invalid("/opts/sessionId", "a recall needs the session id")
+        agent = agent_key(options.get("agentKey")) if "agentKey" in memento else None
+        session = options.get("sessionId")
+        reader = Context(session_id=session, workspace="", agent=agent or "",
+                         approval_policy=None) if recall else None
+        return reader, None, agent, recall
+
     def budgets(self) -> list[dict[str, Any]]:
         """MEM-BUD-005."""
         usage = self.store.bucket_usage()
@@ -431,11 +486,27 @@ class Provider:
     def list_entries(self) -> list[Entry]:
         return self.store.entries("ORDER BY created_at, id")
 
-    def audit_list(self, limit: int = 100) -> list[dict[str, Any]]:
-        """MEM-AUD-003: newest first."""
+    def audit_list(self, limit: int = 100, after: int | None = None) -> list[dict[str, Any]]:
+        """MEM-AUD-003: newest first; MEM-AUD-008: with ``after``, the rows past that ``seq``,
+        oldest first (a cursor over the whole ledger)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise invalid("/limit", "limit must be an integer from 1 to 1000")
-        return self.store.audit_rows(limit=limit)
+        if after is None:
+            return self.store.audit_rows(limit=limit)
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            raise invalid("/after", "after must be a non-negative integer (a seq, 0 for the "
+                                    "start of the ledger)")
+        return self.store.audit_rows("WHERE seq > ?", (after,), order="ORDER BY seq ASC",
+                                     limit=limit)
+
+    def _ledger(self, after: int = 0, page: int = 1000) -> Iterator[dict[str, Any]]:
+        """Every audit row past ``after``, oldest first, read through the cursor in pages."""
+        while True:
+            rows = self.audit_list(page, after=after)
+            yield from rows
+            if len(rows) < page:
+                return
+            after = rows[-1]["seq"]
 
     def snapshot(self, write: Any) -> str:
         """MEM-SNP-001: rendered once per session id, then the same bytes from the ledger."""
@@ -459,17 +530,55 @@ class Provider:
                                      (session_id,), order="ORDER BY seq ASC", limit=1)
         return str(rows[0]["text"]) if rows else None
 
-    def export(self) -> dict[str, Any]:
-        """MEM-EXP-001."""
-        return export_envelope(self.list_entries(), self.budgets(), self.clock())
+    def export(self, ledger: bool = False) -> dict[str, Any]:
+        """MEM-EXP-001; MEM-EXP-005: with ``ledger``, the whole audit ledger as well."""
+        if not isinstance(ledger, bool):
+            raise invalid("/ledger", "ledger must be a boolean")
+        for _ in range(EXPORT_ATTEMPTS):  # entries and ledger of one state, without a lock
+            state = self.store.state()
+            entries = self.list_entries()
+            rows = list(self._ledger()) if ledger else None
+            usage = self.budgets()
+            if self.store.state() == state:
+                return export_envelope(entries, usage, self.clock(), rows)
+        raise MemoryProtocolError(
+            "STORE_BUSY", "the store kept changing while it was exported; retry the export",
+            {"path": str(self.store.path)})
 
-    def import_envelope(self, envelope: Any, write: Any) -> dict[str, Any]:
+    def import_envelope(self, envelope: Any, write: Any, *,
+                        cancel: CancelToken | None = None) -> dict[str, Any]:
         """MEM-EXP-002/003: validated, then seeded (keeps content, resets identity)."""
         self._context(write)
-        return self.seed(envelope_entries(envelope), write)
+        return self.seed(envelope_entries(envelope), write, cancel=cancel)
 
     def close(self) -> None:
         self.store.close()
+
+    def __enter__(self) -> Provider:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+
+def _cancelled(cancel: CancelToken | None) -> bool:
+    return cancel is not None and cancel.cancelled
+
+
+def _denied(decision: Decision) -> MemoryProtocolError:
+    """MEM-GATE-006, with what to do about it when the cause is known (MEM-GATE-010)."""
+    if decision.error_type is not None:
+        why = (f"the approval gate failed ({decision.error_type}: {decision.cause}); fix the "
+               "gate and retry")
+    elif decision.label.startswith("unavailable (via no gate"):
+        why = ("no approval gate is configured; pass gate= to open_provider, or approve "
+               "without asking with write_policy=\"auto\" or a writePolicies override")
+    else:
+        why = None
+    head = f"the memory write was not approved (outcome {decision.outcome})"
+    message = f"{head}: {why}; nothing was changed" if why else f"{head}; nothing was changed"
+    return MemoryProtocolError("WRITE_DENIED", message, decision.details())
 
 
 def _ref(entry: Entry) -> dict[str, Any]:
@@ -498,6 +607,9 @@ def open_provider(db_path: str | Path | None = None, *, budgets: dict[str, Any] 
     ``"full"`` (every commit also survives a power loss, at one ``fsync`` per commit).
     """
     limits = _limits(budgets)
+    if gate is not None and not callable(gate):
+        raise invalid("/gate", "gate must be a callable gate(payload, write) that returns an "
+                               "outcome string")
     policy = Policy.build(write_policy, write_policies)
     if isinstance(audit_retention_days, bool) or not isinstance(audit_retention_days, int) \
             or audit_retention_days < 0:
