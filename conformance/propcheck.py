@@ -28,6 +28,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from dshkit.spec_version import SPEC_VERSION as _SPEC_VERSION
+
 from .interface import Implementation, JsonObject
 from .outcomes import KitError
 from .registry import covers
@@ -38,7 +40,7 @@ __all__ = ["PROPERTY_STATUSES", "SPEC_VERSION", "Probe", "case_id", "check",
            "check_against", "counterexample_file", "expected_case", "generated_case",
            "not_applicable", "statement_of"]
 
-SPEC_VERSION = "0.1.0"
+SPEC_VERSION = _SPEC_VERSION
 PROPERTY_STATUSES = ("passed", "failed", "errored", "not_applicable")
 Check = Callable[[JsonObject], str]
 

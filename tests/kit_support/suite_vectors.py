@@ -18,10 +18,11 @@ from typing import Any, Protocol
 
 from dshkit.conformance.interface import JsonObject
 from dshkit.spec_index import build_index
+from dshkit.spec_version import SPEC_VERSION as _SPEC_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 VECTORS = REPO / "conformance" / "vectors"
-SPEC_VERSION = "0.1.0"
+SPEC_VERSION = _SPEC_VERSION
 WORKED_EXAMPLE = "worked-example"
 CASE_MEMBERS = frozenset({"id", "description", "requirements", "operation", "input", "params",
                           "expect", "tags", "_file"})
