@@ -298,3 +298,71 @@ def test_heading_with_trailing_blanks_reads_as_before() -> None:
         "#   Title  \t\n##\n# \t \n### a  b \n")
     headings = [(e.level, e.text) for e in events if isinstance(e, Heading)]
     assert headings == [(1, "Title"), (2, ""), (1, ""), (3, "a  b")]
+
+
+# -- the adapters' files ------------------------------------------------------------------------
+
+
+def test_a_hermes_home_never_follows_a_link_out(tmp_path: Path) -> None:
+    from dshkit.adapters.files import read_hermes_home
+
+    home = tmp_path / "hermes"
+    home.mkdir()
+    (home / "MEMORY.md").write_text("a note\n§\nanother\n", encoding="utf-8")
+    assert read_hermes_home(home) == {"MEMORY.md": "a note\n§\nanother\n", "USER.md": None}
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY\n")
+    (home / "USER.md").symlink_to(secret)
+    with pytest.raises(inputs.InputError) as info:
+        read_hermes_home(home)
+    assert info.value.code == inputs.OUTSIDE_ROOT
+    (home / "USER.md").unlink()
+    (home / "USER.md").write_bytes(b"caf\xe9\n")
+    with pytest.raises(inputs.InputError) as info:
+        read_hermes_home(home)
+    assert info.value.code == inputs.UNREADABLE and "not UTF-8" in info.value.message
+
+
+def test_read_text_is_bounded(tmp_path: Path, fifo: Path) -> None:
+    from dshkit.adapters.files import read_text
+
+    big = tmp_path / "mem0.json"
+    big.write_text("[" + "0," * 600 + "0]")
+    with limits.override(max_input_bytes=1000), pytest.raises(inputs.InputError) as info:
+        read_text(str(big))
+    assert info.value.code == inputs.TOO_LARGE
+    assert read_text(str(big)).startswith("[0,")
+    done, result = finishes(lambda: read_text(str(fifo)), 5.0)
+    assert done and isinstance(result, inputs.InputError) and result.code == inputs.NOT_REGULAR
+
+
+def _claude(root: Path) -> list[tuple[str, str]]:
+    from dshkit.adapters import REGISTRY
+    from dshkit.adapters.files import import_loader
+
+    options: dict[str, Any] = {"expand": True, "root": root.as_posix(),
+                               "path": (root / "CLAUDE.md").as_posix(),
+                               "loader": import_loader(root.as_posix())}
+    text = (root / "CLAUDE.md").read_text(encoding="utf-8")
+    result = REGISTRY.adapt("claude-md", text, options)
+    return [(loss.kind, loss.message) for loss in result.losses]
+
+
+def test_claude_md_imports_through_the_bounded_loader(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    outside = tmp_path / "secret.md"
+    outside.write_text("- secret\n")
+    (root / "linked.md").symlink_to(outside)
+    os.mkfifo(root / "pipe.md")
+    (root / "inside.md").write_text("- inside note\n")
+    (root / "CLAUDE.md").write_text("- see @linked.md\n- and @pipe.md\n- and @inside.md\n")
+    try:
+        done, losses = finishes(lambda: _claude(root), 10.0)
+    finally:
+        release(root / "pipe.md")
+    assert done, "an import of a FIFO blocked"
+    assert not isinstance(losses, BaseException), losses
+    kinds = sorted(kind for kind, _ in losses)
+    assert kinds == ["import-outside-root", "import-unreadable"], losses
+    assert any("FIFO" in message for _, message in losses)
