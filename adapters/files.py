@@ -44,7 +44,8 @@ def read_hermes_home(directory: str | os.PathLike[str]) -> dict[str, str | None]
 def import_loader(root: str) -> Callable[[str], str | None]:
     """The ``loader`` option of the ``claude-md`` adapter for imports under ``root``: None for a
     missing file; an import whose real location (links resolved) leaves ``root``, or that is
-    not a regular file, raises :class:`InputError`, which the adapter reports as a loss."""
+    not a regular file, raises :class:`InputError`, which the adapter reports as the loss
+    ``import-unreadable`` (ADP-CLI-005)."""
 
     def load(path: str) -> str | None:
         if not os.path.lexists(path):
