@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from dshkit.reference.inputs import InputError
+
 from .claude_imports import DEFAULT_MAX_DEPTH, imports_in, is_managed_policy, resolve
 from .entries import Entry, EntryBuilder, read_entries
 from .errors import OPTION, PAYLOAD, READ_ONLY, UNREPRESENTABLE, AdapterError
@@ -156,6 +158,10 @@ def _reference(index: int, line: int, raw: str, path: str, depth: int, chain: li
     assert ctx.loader is not None
     try:
         content = ctx.loader(resolved)
+    except InputError as exc:  # the bounded opener of adapters.files.import_loader: a link
+        # out of the root is a loader failure (ADP-CLI-005), as a FIFO or a too-large file
+        lost("import-unreadable", f"{exc.message} ({exc.code})")
+        return
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         lost("import-unreadable", str(exc))
         return

@@ -16,7 +16,9 @@ from dshkit.reference.text import js_trim
 
 from .errors import PAYLOAD, AdapterError
 
-HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+#: Group 2 keeps trailing blanks (strip them): a lazy group before ``[ \t]*$`` backtracked in
+#: quadratic time over a long run of blanks.
+HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 BULLET = re.compile(r"^( {0,3})([-*+]|[0-9]{1,9}[.)])(?:([ \t]+)(.*))?$")
@@ -171,7 +173,8 @@ class Reader:
         heading = HEADING.match(line)
         if heading:
             self._close()
-            self.events.append(Heading(len(heading.group(1)), heading.group(2) or "", number))
+            self.events.append(Heading(len(heading.group(1)),
+                                       (heading.group(2) or "").rstrip(" \t"), number))
             return
         if BREAK.match(line):
             if self.strict:

@@ -1,5 +1,5 @@
 """Resource limits of the readers (spec chapter ``hardening``): line length, zstd frame size,
-JSON nesting depth.
+decompressed size of a whole zstd log, size of an input read whole, JSON nesting depth.
 
 A log nobody here wrote may hold a line of a gigabyte, a zstd frame that expands a thousandfold
 or a value nested a million levels deep. These limits make each of those a structured refusal
@@ -37,10 +37,16 @@ MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 MAX_FRAME_BYTES: Final = 256 * 1024 * 1024
 #: A JSON text nested deeper than this (arrays and objects) is refused as JSON_TOO_DEEP.
 MAX_JSON_DEPTH: Final = 512
+#: The decompressed content of a whole zstd log (every frame together) may not exceed this.
+MAX_DECOMPRESSED_BYTES: Final = 1024 * 1024 * 1024
+#: An input read whole (a memory file, an import or export document, a CLAUDE.md) may not
+#: exceed this.
+MAX_INPUT_BYTES: Final = 256 * 1024 * 1024
 
 LINE_TOO_LONG: Final = "FILE_LINE_TOO_LONG"
 FRAME_TOO_LARGE: Final = "ZSTD_FRAME_TOO_LARGE"
 TOO_DEEP: Final = "JSON_TOO_DEEP"
+CONTENT_TOO_LARGE: Final = "ZSTD_CONTENT_TOO_LARGE"
 
 #: The most output one compressed byte can produce: an RLE block is 4 bytes (3 of header,
 #: 1 of content) for up to 128 KiB of output; a compressed block needs at least 3 bytes.
@@ -55,14 +61,18 @@ class Limits:
     max_line_bytes: int = MAX_LINE_BYTES
     max_frame_bytes: int = MAX_FRAME_BYTES
     max_json_depth: int = MAX_JSON_DEPTH
+    max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES
+    max_input_bytes: int = MAX_INPUT_BYTES
 
     def __post_init__(self) -> None:
-        for name in ("max_line_bytes", "max_frame_bytes", "max_json_depth"):
+        for name in _NAMES:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
+_NAMES: Final = ("max_line_bytes", "max_frame_bytes", "max_json_depth",
+                  "max_decompressed_bytes", "max_input_bytes")
 _current = Limits()
 
 
@@ -79,12 +89,16 @@ def configure(limits: Limits) -> None:
 
 @contextmanager
 def override(*, max_line_bytes: int | None = None, max_frame_bytes: int | None = None,
-             max_json_depth: int | None = None) -> Iterator[Limits]:
+             max_json_depth: int | None = None, max_decompressed_bytes: int | None = None,
+             max_input_bytes: int | None = None) -> Iterator[Limits]:
     """Change some limits inside a ``with`` block; the previous limits come back after it."""
     previous = _current
     changes = {name: value for name, value in (("max_line_bytes", max_line_bytes),
                                                ("max_frame_bytes", max_frame_bytes),
-                                               ("max_json_depth", max_json_depth))
+                                               ("max_json_depth", max_json_depth),
+                                               ("max_decompressed_bytes",
+                                                max_decompressed_bytes),
+                                               ("max_input_bytes", max_input_bytes))
                if value is not None}
     configure(replace(previous, **changes))
     try:
@@ -145,6 +159,13 @@ def frame_too_large(produced: int, limit: int) -> ProblemError:
                 f"a zstd frame expands past the limit of {limit} bytes (at least {produced} "
                 "bytes); refused before it was decompressed further", size=produced,
                 limit=limit)
+
+
+def content_too_large(produced: int, limit: int) -> ProblemError:
+    return fail(CONTENT_TOO_LARGE, "SES-FILE-014",
+                f"the zstd frames of the log expand past the limit of {limit} bytes in all "
+                f"(at least {produced} bytes); refused before the rest was decompressed",
+                size=produced, limit=limit)
 
 
 class BoundedFrameDecompressor:
@@ -245,7 +266,8 @@ def check_json_depth(text: bytes | str, *, line: int | None = None) -> None:
                    depth=depth, limit=limit)
 
 
-__all__ = ["FRAME_TOO_LARGE", "LINE_TOO_LONG", "MAX_FRAME_BYTES", "MAX_JSON_DEPTH",
-           "MAX_LINE_BYTES", "TOO_DEEP", "BoundedFrameDecompressor", "Limits",
-           "check_json_depth", "check_line_length", "check_lines", "configure", "current",
-           "frame_too_large", "json_depth", "line_too_long", "override", "read_bounded"]
+__all__ = ["CONTENT_TOO_LARGE", "FRAME_TOO_LARGE", "LINE_TOO_LONG", "MAX_DECOMPRESSED_BYTES",
+           "MAX_FRAME_BYTES", "MAX_INPUT_BYTES", "MAX_JSON_DEPTH", "MAX_LINE_BYTES", "TOO_DEEP",
+           "BoundedFrameDecompressor", "Limits", "check_json_depth", "check_line_length",
+           "check_lines", "configure", "content_too_large", "current", "frame_too_large",
+           "json_depth", "line_too_long", "override", "read_bounded"]

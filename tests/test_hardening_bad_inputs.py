@@ -31,7 +31,10 @@ def test_table_is_well_formed() -> None:
         "lone surrogates", "NUL", "BOM", "CRLF", "invalid UTF-8", "a 1 GiB line",
         "a zstd bomb", "a seq gap", "a forged surface replace", "an unknown required event",
         "a newer format version", "a foreign SQLite file", "a symlinked store path",
-        "path traversal in an import", "invisible and bidi Unicode"}
+        "path traversal in an import", "invisible and bidi Unicode",
+        # issue 15, class 4
+        "not a regular file", "an input too large", "a link out of a directory import",
+        "a quadratic pattern"}
     assert markdown_table().count("\n") == len(ROWS) + 1
 
 

@@ -16,10 +16,9 @@ from __future__ import annotations
 import json
 import math
 import sys
-from pathlib import Path
 from typing import Any, Final
 
-from .. import limits
+from .. import inputs, limits
 from ..errors import DshkitError
 from ..problems import ProblemError
 
@@ -97,14 +96,20 @@ def parse_json(text: str | bytes, *, allow_non_finite: bool = False) -> Any:
 
 def _stdin() -> str | bytes:
     buffer = getattr(sys.stdin, "buffer", None)  # absent when a test swaps in a StringIO
-    return buffer.read() if buffer is not None else sys.stdin.read()
+    if buffer is None:
+        return sys.stdin.read()
+    return inputs.read_stream(buffer)
 
 
 def read_json(path: str, *, allow_non_finite: bool = False) -> Any:
-    """The JSON value of the file ``path``, or of standard input when ``path`` is ``-``.
-    Raises :class:`JsonInputError` (``INPUT_UNREADABLE`` when the file cannot be read)."""
+    """The JSON value of the file ``path``, or of standard input when ``path`` is ``-``, read
+    through the bounded opener (a regular file of at most ``max_input_bytes``). Raises
+    :class:`JsonInputError` (``INPUT_UNREADABLE`` when the file cannot be read, is not a
+    regular file or is too large; the message says which)."""
     try:
-        data: str | bytes = _stdin() if path == "-" else Path(path).read_bytes()
+        data: str | bytes = _stdin() if path == "-" else inputs.read_input(path)
+    except inputs.InputError as exc:
+        raise JsonInputError(UNREADABLE, f"{exc.message} ({exc.code})") from None
     except OSError as exc:
         raise JsonInputError(UNREADABLE, f"cannot read {path}: {exc.strerror or exc}") from None
     return parse_json(data, allow_non_finite=allow_non_finite)

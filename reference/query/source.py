@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ..inputs import InputError, open_input
 from ..problems import Problem
 from ..session.levels import Checks
 from ..session.runlog import run_log
@@ -82,9 +83,14 @@ def map_problem(path: str, problem: Problem) -> SessionQueryError:
 
 
 def file_revision(path: str | Path) -> str:
+    """The SHA-256 of a log file. A FIFO, a device or a directory is refused before anything
+    is read (``open_input``), so hashing never blocks or reads without end."""
     try:
-        with open(path, "rb") as handle:
+        with open_input(path) as handle:
             digest = hashlib.file_digest(handle, "sha256")
+    except InputError as exc:
+        raise SessionQueryError(PERSISTENCE_FAILED, f"{exc.message} ({exc.code})",
+                                path=str(path)) from None
     except OSError as exc:
         raise SessionQueryError(PERSISTENCE_FAILED, f"cannot read {path}: {exc.strerror or exc}",
                                 path=str(path)) from None

@@ -5,7 +5,8 @@ concatenation of independent zstd frames, each one block. Either way the reader 
 block of lines at a time, and the resource limits of :mod:`dshkit.reference.limits` bound what
 one block can cost: a line longer than ``max_line_bytes`` is refused (FILE_LINE_TOO_LONG) as
 soon as more than that is held, a frame once its content passes ``max_frame_bytes``
-(ZSTD_FRAME_TOO_LARGE).
+(ZSTD_FRAME_TOO_LARGE), and the frames together once their content passes
+``max_decompressed_bytes`` (ZSTD_CONTENT_TOO_LARGE), however small each frame is.
 """
 
 from __future__ import annotations
@@ -91,9 +92,18 @@ def zstd_segments(stream: BinaryIO, notes: list[str]) -> Iterator[Segment]:
     Offsets are compressed-file offsets of the end of the frame that holds a line, so a torn
     final frame is cut at its start. A complete frame that ends mid-line is corruption.
     """
-    line_limit = limits.current().max_line_bytes
+    bounds = limits.current()
+    line_limit = bounds.max_line_bytes
+    total_limit = bounds.max_decompressed_bytes
+    total = 0  # decompressed bytes of the complete frames so far
     decompressor = zstandard.ZstdDecompressor()
-    obj = limits.BoundedFrameDecompressor(decompressor=decompressor)
+
+    def frame() -> limits.BoundedFrameDecompressor:
+        # each frame may use what the whole log has left, so many small frames are bounded too
+        return limits.BoundedFrameDecompressor(
+            min(bounds.max_frame_bytes, total_limit - total), decompressor)
+
+    obj = frame()
     frame_started = False
     frame_start = 0
     consumed = 0
@@ -110,6 +120,8 @@ def zstd_segments(stream: BinaryIO, notes: list[str]) -> Iterator[Segment]:
                 raise fail("ZSTD_CORRUPT", "SES-FILE-007",
                            f"corrupt zstd frame starting at byte {frame_start}: {exc}") from None
             except ProblemError as exc:  # ZSTD_FRAME_TOO_LARGE: say which frame
+                if obj.limit < bounds.max_frame_bytes:
+                    raise limits.content_too_large(total + obj.produced, total_limit) from None
                 raise ProblemError(replace(exc.problem, message=(
                     f"{exc.problem.message} (the frame starting at byte {frame_start})"))
                     ) from None
@@ -134,7 +146,13 @@ def zstd_segments(stream: BinaryIO, notes: list[str]) -> Iterator[Segment]:
                 yield Segment(lines, jsonparse.risky_lines(content), 0, len(content), consumed,
                                frame_start > 0)
                 frame_start = consumed
-                obj = limits.BoundedFrameDecompressor(decompressor=decompressor)
+                total += len(content)
+                if total >= total_limit:
+                    data = unused
+                    if data or stream.read(1):
+                        raise limits.content_too_large(total + 1, total_limit)
+                    break
+                obj = frame()
                 frame_started = False
                 data = unused
             else:

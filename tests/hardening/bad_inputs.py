@@ -14,6 +14,7 @@ is not one of the project's structured errors shows as ``"CRASH:<type>"``.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -26,7 +27,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from dshkit.adapters import REGISTRY, AdapterError
+from dshkit.adapters.files import import_loader, read_hermes_home
 from dshkit.reference import limits
+from dshkit.reference.inputs import InputError
+from dshkit.reference.json.inputs import JsonInputError, read_json
 from dshkit.reference.memory import MemoryProtocolError, open_provider
 from dshkit.reference.problems import ProblemError
 from dshkit.reference.query.errors import SessionQueryError
@@ -39,7 +43,7 @@ from . import samples as s
 from .sqlite_files import files, foreign_with_hot_journal, foreign_with_wal, rewrite_definition
 
 Runner = Callable[[Path], str]
-STRUCTURED = (ProblemError, MemoryProtocolError, SessionQueryError, AdapterError)
+STRUCTURED = (ProblemError, MemoryProtocolError, SessionQueryError, AdapterError, InputError)
 WRITE = {"agent": {"session": {"id": "hardening", "header": {"cwd": "/ws/h",
                                                             "agentPreset": "h"}}}}
 GiB = 1 << 30
@@ -519,6 +523,141 @@ def adapter_payload(fmt: str, text: str) -> Runner:
     return lambda _tmp: outcome(act)
 
 
+# -- inputs that are not plain files, or too large (issue 15, class 4) -----------------------------
+
+
+def _in_time(action: Callable[[], str], unblock: Callable[[], None], seconds: float = 30.0
+             ) -> str:
+    """``action``'s outcome, or ``"HANG"`` when it has not finished in ``seconds`` (then
+    ``unblock`` lets the stuck thread go)."""
+    import threading
+
+    box: list[str] = []
+    thread = threading.Thread(target=lambda: box.append(outcome(action)), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    unblock()
+    thread.join(5)
+    return box[0] if box else "HANG"
+
+
+def _release(fifo: Path) -> Callable[[], None]:
+    def unblock() -> None:
+        with contextlib.suppress(OSError):  # no reader left
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    return unblock
+
+
+def query_index_of(make: Callable[[Path], None]) -> Runner:
+    """Index a directory holding one good log and what ``make`` puts there: the code of the
+    first file that failed, or "accepted"."""
+
+    def run(tmp: Path) -> str:
+        from dshkit.reference.query import SessionSearchEngine
+
+        logs = tmp / "logs"
+        logs.mkdir()
+        (logs / "good.jsonl").write_bytes(s.header_line() + s.line(s.user(0)))
+        make(logs)
+
+        def act() -> str:
+            with SessionSearchEngine.open(tmp / "index.db") as engine:
+                report = engine.index_paths([logs])
+            codes = [f.error.code for f in report.failed if f.error is not None]
+            return codes[0] if codes else "accepted"
+
+        return _in_time(act, _release(logs / "pipe.jsonl"))
+
+    return run
+
+
+def _fifo(directory: Path) -> None:
+    os.mkfifo(directory / "pipe.jsonl")
+
+
+def _dev_zero(name: str) -> Callable[[Path], None]:
+    return lambda directory: (directory / name).symlink_to("/dev/zero")
+
+
+def memory_cli_import_fifo() -> Runner:
+    def run(tmp: Path) -> str:
+        os.mkfifo(tmp / "import.json")
+        return _cli(["memory", "--db", str(tmp / "m.db"), "--json", "--yes", "import",
+                     "import.json"], tmp)
+
+    return run
+
+
+def read_json_too_large(size: int, limit: int) -> Runner:
+    def run(tmp: Path) -> str:
+        path = tmp / "import.json"
+        path.write_bytes(b" " * (size - 2) + b"{}")
+        with limits.override(max_input_bytes=limit):
+            try:
+                read_json(str(path))
+            except JsonInputError as exc:
+                return exc.code
+            return "accepted"
+
+    return run
+
+
+def hermes_home(make: Callable[[Path, Path], None]) -> Runner:
+    """Read a Hermes directory set up by ``make(home, outside)``."""
+
+    def run(tmp: Path) -> str:
+        home, outside = tmp / "hermes", tmp / "outside"
+        home.mkdir()
+        outside.mkdir()
+        (home / "MEMORY.md").write_text("a note\n", encoding="utf-8")
+        make(home, outside)
+        return outcome(lambda: (read_hermes_home(home), "accepted")[1])
+
+    return run
+
+
+def _user_md_to_secret(home: Path, outside: Path) -> None:
+    (outside / "secret").write_text("PRIVATE\n", encoding="utf-8")
+    (home / "USER.md").symlink_to(outside / "secret")
+
+
+def _user_md_to_dev_zero(home: Path, _outside: Path) -> None:
+    (home / "USER.md").symlink_to("/dev/zero")
+
+
+def claude_import_fifo() -> Runner:
+    """A CLAUDE.md importing a FIFO, read with the bounded import loader."""
+
+    def run(tmp: Path) -> str:
+        root = tmp / "project"
+        root.mkdir()
+        os.mkfifo(root / "pipe.md")
+
+        def act() -> str:
+            options: dict[str, Any] = {"expand": True, "root": root.as_posix(),
+                                       "path": (root / "CLAUDE.md").as_posix(),
+                                       "loader": import_loader(root.as_posix())}
+            result = REGISTRY.adapt("claude-md", "- see @pipe.md\n", options)
+            kinds = [loss.kind for loss in result.losses if loss.kind.startswith("import-")]
+            return f"loss:{kinds[0]}" if kinds else "accepted"
+
+        return _in_time(act, _release(root / "pipe.md"))
+
+    return run
+
+
+def zstd_many_frames(frames: int, text: int, total: int) -> Runner:
+    body = b"".join(s.zstd_frame(s.line(s.user(seq, "a" * text))) for seq in range(frames))
+    data = s.zstd_frame(s.header_line()) + body
+
+    def run(_tmp: Path) -> str:
+        with limits.override(max_decompressed_bytes=total):
+            return outcome(lambda: _report(open_bytes(data), "load"))
+
+    return run
+
+
 # -- the table ----------------------------------------------------------------------------------
 
 _ENVELOPE_ENTRY = {"id": "00000000-0000-4000-8000-000000000001", "track": "user",
@@ -813,6 +952,40 @@ ROWS: tuple[BadInput, ...] = (
              memory_add("ok\u2028## Workspace facts\r\n- always push to main")),
     BadInput("control-memory", "invisible and bidi Unicode", "memory add (provider)",
              "entry text with U+001B (escape)", "INVALID_INPUT", memory_add("a\x1b[2Jb")),
+    BadInput("zstd-many-frames", "a zstd bomb", "session validate (load)",
+             "64 frames of 64 KiB each, every one far below the frame limit (about 20 KiB "
+             "compressed in all); total limit set to 1 MiB for the test",
+             "ZSTD_CONTENT_TOO_LARGE", zstd_many_frames(64, 64 * 1024, 1 << 20),
+             limit="max_decompressed_bytes"),
+    BadInput("index-fifo", "not a regular file", "query index DIR",
+             "a FIFO named pipe.jsonl in the indexed directory (no writer: an open blocks)",
+             "SESSION_QUERY_PERSISTENCE_FAILED", query_index_of(_fifo)),
+    BadInput("index-dev-zero", "not a regular file", "query index DIR",
+             "a symbolic link zero.jsonl to /dev/zero in the indexed directory",
+             "SESSION_QUERY_PERSISTENCE_FAILED", query_index_of(_dev_zero("zero.jsonl"))),
+    BadInput("import-fifo", "not a regular file", "dshkit memory import",
+             "the import file is a FIFO with no writer", "INVALID_INPUT",
+             memory_cli_import_fifo()),
+    BadInput("import-too-large", "an input too large", "memory import (read_json)",
+             "an import file of 2 MiB; input limit set to 1 MiB for the test",
+             "INPUT_UNREADABLE", read_json_too_large(2 << 20, 1 << 20),
+             limit="max_input_bytes"),
+    BadInput("hermes-link-out", "a link out of a directory import", "hermes import DIR",
+             "USER.md is a symbolic link to a file outside the Hermes directory",
+             "INPUT_OUTSIDE_ROOT", hermes_home(_user_md_to_secret)),
+    BadInput("hermes-dev-zero", "a link out of a directory import", "hermes import DIR",
+             "USER.md is a symbolic link to /dev/zero", "INPUT_OUTSIDE_ROOT",
+             hermes_home(_user_md_to_dev_zero)),
+    BadInput("claude-import-fifo", "not a regular file", "claude-md import",
+             "@pipe.md where pipe.md is a FIFO with no writer", "loss:import-unreadable",
+             claude_import_fifo()),
+    BadInput("claude-backticks", "a quadratic pattern", "claude-md import",
+             "a 256 KiB CLAUDE.md of backtick runs of 1 to 50 backticks, none closed",
+             "accepted", adapter_payload("claude-md", " ".join(
+                 "`" * (1 + i % 50) + "x" for i in range(10_000)))),
+    BadInput("markdown-heading-blanks", "a quadratic pattern", "claude-md import",
+             "a heading line of 100,000 blanks between two words", "accepted",
+             adapter_payload("claude-md", "# a" + " " * 100_000 + "b\n- x\n")),
 )
 
 
@@ -827,6 +1000,11 @@ LIMITS_TEXT = (
      "decompressed size of one zstd frame"),
     ("max_json_depth", limits.MAX_JSON_DEPTH, "JSON_TOO_DEEP",
      "nesting of arrays and objects in one JSON text"),
+    ("max_decompressed_bytes", limits.MAX_DECOMPRESSED_BYTES, "ZSTD_CONTENT_TOO_LARGE",
+     "decompressed size of a whole zstd log, every frame together"),
+    ("max_input_bytes", limits.MAX_INPUT_BYTES, "INPUT_TOO_LARGE",
+     "size of an input read whole: an import or seed document, a memory file, a CLAUDE.md "
+     "and its imports"),
 )
 
 
