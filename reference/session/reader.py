@@ -30,6 +30,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
+from ..inputs import InputError, open_input
 from ..json import parse as jsonparse
 from ..problems import fail
 from .chunk_rows import ROW_TYPES
@@ -159,11 +160,10 @@ class LogReader:
     def _open(self) -> BinaryIO:
         if self.source == "-":
             return self._stdin if self._stdin is not None else sys.stdin.buffer
-        try:
-            return open(self.source, "rb")
-        except OSError as exc:
-            raise fail("IO_ERROR", "SES-FILE-004",
-                       f"cannot read {self.source}: {exc.strerror or exc}") from None
+        try:  # a regular file only: a FIFO or a device would never end (spec: hardening)
+            return open_input(self.source)
+        except InputError as exc:
+            raise fail("IO_ERROR", "SES-FILE-004", f"{exc.message} ({exc.code})") from None
 
     def _read_array(self, stream: BinaryIO) -> Iterator[Batch]:
         for events in read_array(stream):

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from ..problems import Problem, ProblemError
-from .forms import nothing_to_judge
 from .levels import Checks, Level, level_of
 from .pipeline import Batch, SessionChecker, memory_batches, run_all_outcome, run_batches
 from .reader import LogReader, TornTail
@@ -51,7 +50,9 @@ class LogRun:
     without the enclosure invariants would have stopped, after ``stop_events`` events;
     ``unreadable`` is the problem that ended the reading, if one did (known only when every
     problem was asked for: a run that stops at the first does not tell them apart). ``header``, ``torn``,
-    ``form``, ``compressed``, ``committed_bytes`` and ``committed_events`` describe the file
+    ``form``, ``compressed``, ``committed_bytes`` and ``committed_events`` describe the file, and
+    ``empty`` says what it held when it holds no header and no committed event (SES-FILE-017:
+    a validator refuses such a file, a derived view reads it as an empty session)
     (None, None, None, False, None, 0 for events given in memory). ``kept`` holds the events as
     checked (after legacy migration, closers included) when they were asked for; ``typed``
     the typed layer's problems when it was asked for.
@@ -70,6 +71,7 @@ class LogRun:
     compressed: bool = False
     committed_bytes: int | None = None
     committed_events: int = 0
+    empty: str | None = None
     closers: tuple[Event, ...] = ()
     kept: tuple[Event, ...] | None = None
     typed: tuple[Problem, ...] | None = None
@@ -93,7 +95,7 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
             tolerate_torn_tail: bool = True, every_problem: bool = False,
             closers: Closers = "none", keep: bool = False, typed: bool = False,
             sink: Callable[[list[Event]], None] | None = None, handback: bool = True,
-            form: str | None = None, refuse_empty: bool = False) -> LogRun:
+            form: str | None = None) -> LogRun:
     """Read, check and fold one log.
 
     ``source`` is a log file (a ``str`` or path; ``-`` reads ``stdin``, or the process's
@@ -109,8 +111,6 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
     ``handback`` lets the reader leave checks to the run loops' fast path
     (:meth:`LogReader.batches`); turning it off changes nothing but the speed. ``form`` names
     a file's form (``dsh``, ``jsonl``, ``array``; SES-FILE-015); None detects it.
-    ``refuse_empty`` (a validator's duty, SES-FILE-017) makes a file with no header and no
-    committed event a problem (``LOG_EMPTY``); a derived view reads it as an empty session.
     """
     level_checks = Checks.for_level(checks) if isinstance(checks, Level) else checks
     kept: list[Event] | None = [] if keep or sink is not None else None
@@ -140,10 +140,6 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
         problems = () if first is None else (first,)
         failed = None if first is None else level_of(first.code)
         stop, stop_events, unreadable = first, checker.count, None
-    if (refuse_empty and reader is not None and reader.result.empty is not None
-            and not problems):
-        empty = nothing_to_judge(reader.result.empty).problem
-        problems, failed, stop, stop_events = (empty,), level_of(empty.code), empty, 0
     if sink is not None and kept is not None and kept:
         sink(kept)
         kept.clear()
@@ -168,6 +164,7 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
         form=result.form if result else None, compressed=result.compressed if result else False,
         committed_bytes=result.committed_bytes if result else None,
         committed_events=result.committed_events if result else 0,
+        empty=result.empty if result else None,
         closers=tuple(found),
         kept=tuple(kept) if keep and sink is None and kept is not None else None,
         typed=None if typed_found is None else tuple(typed_found), fold=checker.fold)

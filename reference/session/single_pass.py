@@ -41,8 +41,7 @@ def validate_and_fold(path: str | Path, *, session_id: str | None = None,
     """Validate a log file at level ``load`` (``typed`` adds the typed layer) and fold it as a
     loader does, reading it once (any reader form; ``-`` is stdin)."""
     run = run_log(path, checks=Level.LOAD, session_id=session_id, stdin=stdin,
-                  every_problem=True, closers="append", typed=typed, form=form,
-                  refuse_empty=True)
+                  every_problem=True, closers="append", typed=typed, form=form)
     return ValidatedFold(validation_report(run, Level.LOAD), fold_report(run))
 
 

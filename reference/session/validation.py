@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..problems import Problem
-from .levels import Level
+from .forms import nothing_to_judge
+from .levels import Level, level_of
 from .reader import TornTail
 from .runlog import LogRun, run_log
 
@@ -52,9 +53,15 @@ class ValidationReport:
 
 
 def validation_report(run: LogRun, level: Level) -> ValidationReport:
-    """The validator's report of a run with every problem kept."""
-    return ValidationReport(path=run.path, level=level, events=run.events, errors=run.problems,
-                            torn=run.torn, form=run.form, failed_level=run.failed_level,
+    """The validator's report of a run with every problem kept. A file with no header and no
+    committed event is refused here, by the validator (SES-FILE-017); the derived views that
+    share the run read it as an empty session."""
+    errors, failed = run.problems, run.failed_level
+    if run.empty is not None and not errors:
+        empty = nothing_to_judge(run.empty).problem
+        errors, failed = (empty,), level_of(empty.code)
+    return ValidationReport(path=run.path, level=level, events=run.events, errors=errors,
+                            torn=run.torn, form=run.form, failed_level=failed,
                             typed=run.typed)
 
 
@@ -65,7 +72,7 @@ def validate_path(path: str | Path, level: Level = Level.LOAD, *, session_id: st
     ``typed`` adds the typed layer."""
     run = run_log(path, checks=level, session_id=session_id, stdin=stdin,
                   tolerate_torn_tail=level is Level.LOAD, every_problem=True, typed=typed,
-                  form=form, refuse_empty=True)
+                  form=form)
     return validation_report(run, level)
 
 

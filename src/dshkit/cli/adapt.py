@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters import FORMATS, REGISTRY, AdapterError, Loss, convert
-from ..adapters.claude_imports import inside, is_managed_policy
+from ..adapters.claude_imports import is_managed_policy
+from ..adapters.files import import_loader, read_hermes_home, read_text
 from ..adapters.hermes import FILES as HERMES_FILES
 from ..adapters.model import ExportResult
+from ..reference.inputs import InputError
 from ..reference.json import inputs as json_input
 from ..reference.json.inputs import JsonInputError, parse_json
 from ..reference.memory import MemoryProtocolError
@@ -231,13 +233,11 @@ def _fmt(args: argparse.Namespace, with_path: bool) -> tuple[str, str | None]:
 
 
 def _read_text(path: str) -> str:
+    """A regular file of at most ``max_input_bytes`` (or standard input), as UTF-8 text."""
     try:
-        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise io_error(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise io_error(path, str(exc.strerror or exc)) from None
+        return read_text(path)
+    except InputError as exc:
+        raise io_error(path, f"{exc.message} ({exc.code})") from None
 
 
 def _payload(fmt: str, path: str, options: dict[str, Any]) -> Any:
@@ -245,8 +245,10 @@ def _payload(fmt: str, path: str, options: dict[str, Any]) -> Any:
     if fmt == "hermes" and path != "-":
         target = Path(path)
         if target.is_dir():
-            return {name: _read_text(str(target / name)) if (target / name).exists() else None
-                    for name in HERMES_FILES}
+            try:
+                return read_hermes_home(target)
+            except InputError as exc:  # a file linked out of the directory, a FIFO, too large
+                raise io_error(exc.path, f"{exc.message} ({exc.code})") from None
         if target.name in HERMES_FILES and "target" not in options:
             return {target.name: _read_text(path)}
     if fmt == "claude-md" and path != "-":
@@ -258,25 +260,8 @@ def _payload(fmt: str, path: str, options: dict[str, Any]) -> Any:
         if home and home != "~":
             options.setdefault("home", Path(home).as_posix())
         if options.get("expand"):
-            options["loader"] = _loader(root)
+            options["loader"] = import_loader(root)
     return _read_text(path)
-
-
-def _loader(root: str) -> Callable[[str], str | None]:
-    """Reads an import; a path whose real location (symlinks resolved) leaves ``root`` is
-    refused (ADP-CLI-005)."""
-    real_root = os.path.realpath(root)
-
-    def load(path: str) -> str | None:
-        if not os.path.exists(path):
-            return None
-        if not inside(os.path.realpath(path), real_root):
-            raise PermissionError(f"{path} resolves outside {root}")
-        if not os.path.isfile(path):
-            return None
-        return Path(path).read_bytes().decode("utf-8")
-
-    return load
 
 
 def _check_writable(path: str) -> None:
