@@ -337,3 +337,23 @@ def test_definitions_are_compared_as_sql() -> None:
     assert normalise("CREATE TABLE a (x INTEGER DEFAULT 10)") != \
         normalise("CREATE TABLE a (x INTEGER DEFAULT 1 0)")  # one number is one token
     assert normalise(None) is None
+
+
+def test_a_stale_wal_next_to_an_empty_file_is_not_recovered(tmp_path: Path) -> None:
+    """A zero-byte file is new even with a -wal left next to it (a deleted database's):
+    SQLite reads nothing of it, so neither a store nor an index takes in its pages."""
+    wal = foreign_with_wal(tmp_path, "old.db").parent / "old.db-wal"
+    for name, opener in (("memory.db", "memory"), ("index.sqlite", "index")):
+        path = tmp_path / name
+        path.touch()
+        shutil.copyfile(wal, f"{path}-wal")
+        if opener == "memory":
+            provider = open_provider(path)
+            try:
+                assert provider.list_entries() == []
+            finally:
+                provider.close()
+        else:
+            with open_index(path) as store:
+                assert store.conn.execute("SELECT count(*) FROM sqlite_master WHERE name = "
+                                          "'notes'").fetchone()[0] == 0

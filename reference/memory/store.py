@@ -450,10 +450,9 @@ def _look(target: Path) -> None:
         if header.user_version > SCHEMA_VERSION:
             raise _newer(target, header.user_version)
         return  # the store's own: SQLite recovers it as usual
-    pending = sqlite_guard.pending_recovery(target)
-    if header.empty:  # being created by another process (under its -journal), or new
-        if pending == "-wal":
-            raise _corrupt(target, "an empty file with a -wal file next to it")
+    if header.empty:
+        # New, or being created by another process under its -journal. SQLite reads nothing
+        # of a -wal or -journal next to a zero-page file: it deletes them.
         return
     if header.application_id != 0:
         raise _foreign_id(target, header.application_id)
@@ -463,6 +462,7 @@ def _look(target: Path) -> None:
         raise _corrupt(target, f"cannot read ({exc})") from None
     if objects or header.user_version:
         raise _foreign_id(target, 0)
+    pending = sqlite_guard.pending_recovery(target)
     if pending:
         raise _corrupt(target, f"its header is that of an empty database, but its {pending} "
                                "file holds changes SQLite would write into it; only a dshkit "

@@ -333,18 +333,19 @@ def look(path: str) -> None:
     header = sqlite_guard.read_header(path)
     if header.problem or header.application_id == APPLICATION_ID:
         return
-    pending = sqlite_guard.pending_recovery(path)
-    if header.empty:  # new, or being created by another process under its -journal
-        decision = OpenDecision("refuse", "unrecovered-journal", (pending,)) \
-            if pending == "-wal" else None
-    elif header.application_id != 0:
+    if header.empty:
+        # New, or being created by another process under its -journal. SQLite reads nothing
+        # of a -wal or -journal next to a zero-page file: it deletes them.
+        return
+    if header.application_id != 0:
         decision = OpenDecision("refuse", "foreign-application")
     elif sqlite_guard.schema_size(path):
         decision = OpenDecision("refuse", "not-derived-index")
+    elif pending := sqlite_guard.pending_recovery(path):
+        decision = OpenDecision("refuse", "unrecovered-journal", (pending,))
     else:
-        decision = OpenDecision("refuse", "unrecovered-journal", (pending,)) if pending else None
-    if decision is not None:
-        raise _failed(refusal_message(path, decision), path=path, reason=decision.reason)
+        return
+    raise _failed(refusal_message(path, decision), path=path, reason=decision.reason)
 
 
 def _initialize(conn: sqlite3.Connection, path: str, journal_mode: str,
