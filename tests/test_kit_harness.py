@@ -225,3 +225,16 @@ def test_the_problems_list_is_compared_only_when_declared() -> None:
     assert "problems" in session_log.compare(case.expect, result,
                                              capabilities=("session-log.problems",))
     assert session_log.compare(case.expect, case.expect, capabilities=("session-log",)) == ""
+
+
+def test_folds_that_need_the_loader_are_gated_under_load() -> None:
+    """A fold with repair whose answer comes from the loader's rules (legacy migration,
+    unknown-type refusal) is not applicable to an implementation without session-log.load."""
+    reference = create()
+    cases = {c.id: c for c in SESSION}
+    for case_id in ("ses-unk-fold-refuses-unknown", "ses-e17-legacy-log-fold",
+                    "ses-ans-legacy-tool-result-replace-fold"):
+        declared = ("session-log.core", "session-log.repair")
+        assert run_case(reference, cases[case_id], declared=declared).status == "not_applicable"
+        assert run_case(reference, cases[case_id],
+                        declared=(*declared, "session-log.load")).status == "passed"
