@@ -8,6 +8,8 @@ of each suite is in :mod:`dshkit.conformance.implementations.reference`). Option
   one-line description each;
 - ``requires(case: dict) -> Sequence[str]``: the capabilities one case needs (default: the
   suite's ``CAPABILITY``); a case may also list them itself (``"capabilities"``);
+- ``compare`` may take a keyword ``capabilities`` (the implementation's declared
+  capabilities), to compare more of a result when the implementation declares more;
 - ``make_approver(case)`` and ``attach(result, approver)``: the kit's approver for a case
   and the result with what it recorded (memory cases).
 
@@ -18,6 +20,7 @@ the cases of its suite then error, and the rest of the kit still runs.
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +49,13 @@ class Suite:
     module: ModuleType
     capabilities: dict[str, str]
 
-    def compare(self, expect: JsonObject, result: JsonObject) -> str:
+    def compare(self, expect: JsonObject, result: JsonObject,
+                capabilities: Sequence[str] = ()) -> str:
+        """The suite's verdict; ``capabilities`` (what the implementation declares) reaches
+        the module's ``compare`` only when it takes a ``capabilities`` keyword."""
+        if capabilities and "capabilities" in inspect.signature(
+                self.module.compare).parameters:
+            return str(self.module.compare(expect, result, capabilities=tuple(capabilities)))
         return str(self.module.compare(expect, result))
 
     def requires(self, case: Case) -> tuple[str, ...]:

@@ -167,7 +167,7 @@ def run_case(impl: Implementation, case: Case, suites: Registry | None = None,
         result = attach(result, approver)
     try:
         mismatch = (check(result) if check is not None else "") or \
-            suite.compare(case.expect, result)
+            suite.compare(case.expect, result, capabilities)
     except Exception as exc:
         return CaseOutcome(case, "failed", f"result not comparable: {type(exc).__name__}: {exc}",
                            duration, needed, stderr)

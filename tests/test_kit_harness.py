@@ -86,6 +86,30 @@ def test_broken_surface_fails_exactly_the_replacement_cases() -> None:
     assert all(d.startswith(("nodes:", "shadowed:")) for d in got.values()), got
 
 
+@pytest.mark.parametrize(("mode", "key", "wrong"), [("requirements", "requirement",
+                                                     "SES-XXX-999"),
+                                                    ("pointers", "pointer", "/nonsense"),
+                                                    ("later", "problems", "")])
+def test_a_wrong_answer_beyond_the_code_fails_cases(mode: str, key: str, wrong: str) -> None:
+    """Every problem with a wrong requirement id or pointer, or one extra problem after the
+    first (a seq gap reported again on a later event), fails every case that expects that
+    member, with the difference in the detail."""
+    impl = broken(mode)
+    try:
+        run = run_kit(impl, SESSION)
+    finally:
+        impl.close()
+    got = failed(run)
+    if key == "problems":
+        expected = {c.id for c in SESSION if not c.expect["valid"] and "problems" in c.expect}
+    else:
+        expected = {c.id for c in SESSION if not c.expect["valid"]
+                    and key in c.expect.get("error", {})}
+    assert len(expected) >= 50
+    assert set(got) == expected
+    assert all((wrong in d) if wrong else ("problems" in d) for d in got.values()), got
+
+
 def test_broken_closers_fail_with_the_closer_difference() -> None:
     impl = broken("closers")
     try:
@@ -192,3 +216,25 @@ def test_handshake_failures_stop_the_run(tmp_path: Path) -> None:
 
 def test_session_suite_operations_cover_the_vectors() -> None:
     assert {c.operation for c in SESSION} <= set(session_log.OPERATIONS)
+
+
+def test_the_problems_list_is_compared_only_when_declared() -> None:
+    case = next(c for c in SESSION if len(c.expect.get("problems", [])) > 1)
+    result = {**case.expect, "problems": case.expect["problems"][:1]}
+    assert session_log.compare(case.expect, result) == ""
+    assert "problems" in session_log.compare(case.expect, result,
+                                             capabilities=("session-log.problems",))
+    assert session_log.compare(case.expect, case.expect, capabilities=("session-log",)) == ""
+
+
+def test_folds_that_need_the_loader_are_gated_under_load() -> None:
+    """A fold with repair whose answer comes from the loader's rules (legacy migration,
+    unknown-type refusal) is not applicable to an implementation without session-log.load."""
+    reference = create()
+    cases = {c.id: c for c in SESSION}
+    for case_id in ("ses-unk-fold-refuses-unknown", "ses-e17-legacy-log-fold",
+                    "ses-ans-legacy-tool-result-replace-fold"):
+        declared = ("session-log.core", "session-log.repair")
+        assert run_case(reference, cases[case_id], declared=declared).status == "not_applicable"
+        assert run_case(reference, cases[case_id],
+                        declared=(*declared, "session-log.load")).status == "passed"

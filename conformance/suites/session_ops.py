@@ -137,7 +137,8 @@ def _compare_typed(expect: list[JsonObject], found: Any) -> str:
 
 def compare(expect: JsonObject, result: JsonObject) -> str:
     """``""`` when ``result`` meets ``expect``: the same validity; for a refusal the error's
-    ``code``, ``seq`` and ``line`` when the expectation gives them; then each member the
+    ``code``, ``seq``, ``line``, ``pointer``, ``requirement`` and ``level`` when the
+    expectation gives them; then each member the
     expectation names: ``files`` (the texts after each batch: each ends with a line feed,
     starts with the text before it, and its lines are the expected records), ``file`` (exactly),
     ``fileRecords`` (the lines of ``file``), ``typed`` (each expected problem reported, and
@@ -148,8 +149,8 @@ def compare(expect: JsonObject, result: JsonObject) -> str:
         return f"expected valid={expect.get('valid')}, got {_show(got)}"
     if expect.get("valid") is False:
         want, error = expect.get("error", {}), result.get("error") or {}
-        for key in ("code", "seq", "line"):
-            if key in want and error.get(key) != want[key]:
+        for key in ("code", "seq", "line", "pointer", "requirement", "level"):
+            if key in want and error.get(key, "<absent>") != want[key]:
                 return (f"expected error {key} {want[key]!r}, got {error.get(key)!r} "
                         f"({error.get('message', '')})")
     if "files" in expect:

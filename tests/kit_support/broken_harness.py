@@ -8,6 +8,10 @@ Usage: ``python broken_harness.py MODE [CASE_ID]``, where MODE is
 - ``retain``: a retained reference that cut a text counts one omitted byte too many;
 - ``cuts``: a compaction checkpoint's span is stretched to end inside a structural unit (after
   an assistant message whose tool calls are not all answered yet);
+- ``requirements``: every session-log problem names requirement ``SES-XXX-999``;
+- ``pointers``: every session-log problem points at ``/nonsense``;
+- ``later``: a refused validation reports its first problem once more, on a later event
+  (a seq gap reported again after it);
 - ``crash``: the process exits in the middle of case CASE_ID;
 - ``hang``: the process never answers case CASE_ID;
 - ``garbage``: a line that is not JSON instead of the answer to CASE_ID;
@@ -28,8 +32,9 @@ from dshkit.conformance.implementations.reference import ReferenceImplementation
 from dshkit.conformance.interface import Approver, JsonObject
 from dshkit.reference.compaction import LogView, is_checkpoint_event
 
-MODES = ("surface", "closers", "budgets", "retain", "cuts", "crash", "hang", "garbage",
-         "noisy")
+MODES = ("surface", "closers", "budgets", "retain", "cuts", "requirements", "pointers",
+         "later", "crash", "hang", "garbage", "noisy")
+_WRONG = {"requirements": ("requirement", "SES-XXX-999"), "pointers": ("pointer", "/nonsense")}
 
 
 class Broken:
@@ -67,6 +72,8 @@ class Broken:
         return self.damage(case["operation"], result)
 
     def damage(self, operation: str, result: JsonObject) -> JsonObject:
+        if result.get("valid") is False and operation in ("validate", "fold"):
+            return _problems(self.mode, result)
         if not result.get("valid"):
             return result
         if self.mode == "surface" and operation == "fold" and result.get("shadowed"):
@@ -89,6 +96,19 @@ class Broken:
                 steps.append(step)
             result = {**result, "steps": steps}
         return result
+
+
+def _problems(mode: str, result: JsonObject) -> JsonObject:
+    """A refusal with every problem damaged as ``mode`` says."""
+    if mode in _WRONG:
+        key, wrong = _WRONG[mode]
+        problems = [{**p, key: wrong} for p in result.get("problems", [result["error"]])]
+        return {**result, "error": {**result["error"], key: wrong}, "problems": problems}
+    if mode == "later" and "problems" in result:
+        first = result["problems"][0]
+        again = {**first, "seq": (first.get("seq") or 0) + 1}
+        return {**result, "problems": [*result["problems"], again]}
+    return result
 
 
 def _stretch(data: JsonObject, result: JsonObject) -> JsonObject:

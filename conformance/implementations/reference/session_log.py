@@ -19,10 +19,17 @@ from dshkit.reference.session.repair import interrupted_turn_closers
 from dshkit.reference.session.validation import validate_events, validate_path
 
 T = TypeVar("T")
+
+
+def _problem(problem: Problem, level: Level | None = None) -> JsonObject:
+    out = problem.to_json()
+    if level is not None:
+        out["level"] = level.value
+    return out
+
+
 def _error(problem: Problem) -> JsonObject:
-    return {"valid": False, "error": {"code": problem.code, "seq": problem.seq,
-                                      "line": problem.line, "message": problem.message,
-                                      "requirement": problem.requirement}}
+    return {"valid": False, "error": _problem(problem)}
 
 
 @contextmanager
@@ -53,8 +60,12 @@ def _validate(log: JsonObject, params: JsonObject) -> JsonObject:
         lambda events: validate_events(events, level, session_id=session_id or "session"),
         lambda path: validate_path(path, level, session_id=session_id),
     )
-    return _error(report.errors[0]) if report.errors else {"valid": True,
-                                                            "events": report.events}
+    if not report.errors:
+        return {"valid": True, "events": report.events}
+    failed = report.failed_level
+    problems = [_problem(p, failed) for p in report.errors]
+    return {"valid": False, "level": failed.value if failed else None, "error": problems[0],
+            "problems": problems}
 
 
 def _fold(log: JsonObject, params: JsonObject) -> JsonObject:
@@ -68,7 +79,10 @@ def _fold(log: JsonObject, params: JsonObject) -> JsonObject:
     if report.errors:
         return _error(report.errors[0])
     return {"valid": True, "nodes": list(report.nodes), "shadowed": list(report.shadowed),
-            "messages": list(report.messages)}
+            "messages": list(report.messages), "logOnly": report.log_only,
+            "replacements": [{"seq": r.seq, "start": r.start, "end": r.end,
+                              "shadowedSeqs": list(r.shadowed)} for r in report.replacements],
+            "replaceGeneration": report.replace_generation}
 
 
 def _repair(log: JsonObject, params: JsonObject) -> JsonObject:

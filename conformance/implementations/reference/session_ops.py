@@ -22,8 +22,7 @@ from dshkit.reference.session.writer import append_events, create_log
 
 
 def _error(problem: Problem) -> JsonObject:
-    return {"code": problem.code, "seq": problem.seq, "line": problem.line,
-            "message": problem.message, "requirement": problem.requirement}
+    return problem.to_json()
 
 
 def _bytes(log: JsonObject) -> bytes:

@@ -1,3 +1,5 @@
+import { levelOf, requirementOf } from './codes.mjs'
+
 // DSH reports plain Error messages without codes; this table turns each message the kit
 // cares about into the dshkit error code of spec/session/errors.md ("From DSH messages to
 // codes") and spec/session/invariants.md ("DSH messages"). The original message is always
@@ -166,18 +168,27 @@ export function seqAt(events, index) {
   return index
 }
 
-/** A dshkit error object built from a DSH exception. */
+/**
+ * A dshkit error object built from a DSH exception. The requirement and the failing level
+ * follow from the code (the specification's error table); DSH names no member of the event,
+ * so the problem has no pointer.
+ */
 export function dshError(error, fields = {}) {
   const message = error instanceof Error ? error.message : String(error)
   const name = error instanceof Error ? error.name : typeof error
   const code = fields.code ?? codeOf(message) ?? 'DSH_UNMAPPED'
-  return {
+  const found = {
     code,
     seq: fields.seq ?? null,
     line: fields.line ?? null,
     message,
     dsh: { name, message },
   }
+  const requirement = requirementOf(code)
+  const level = levelOf(code)
+  if (requirement !== null) found.requirement = requirement
+  if (level !== null) found.level = level
+  return found
 }
 
 // -- goal (dsh-goal's fold raises plain Errors; spec/goal/errors.md) --------------------------

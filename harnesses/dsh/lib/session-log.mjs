@@ -21,6 +21,7 @@ import InvariantRegistry from '@deepseek-ai/dsh-invariants'
 import {
   codeOf, dshError, envelopeCode, locationOf, losslessCode, seqAt,
 } from './errors.mjs'
+import { levelOf } from './codes.mjs'
 import { ReadProblem, inputBytes, isZstd, plainBytes, readLog } from './reader.mjs'
 import { LOAD_AVAILABLE, assumedHeader, loadThroughDsh } from './persistence.mjs'
 
@@ -210,7 +211,23 @@ async function load(log, params, { stored = false } = {}) {
 
 // -- operations --------------------------------------------------------------------------------
 
+/**
+ * The validator's report (SES-LVL-005) of a refusal: DSH stops at its first problem, so the
+ * failing level is that problem's and the list holds it alone (the harness does not declare
+ * session-log.problems).
+ */
+function report(result) {
+  if (result.valid !== false) return result
+  const error = result.error ?? {}
+  const level = error.level ?? levelOf(error.code)
+  return { valid: false, level: level ?? null, error, problems: [error] }
+}
+
 async function validate(log, params) {
+  return report(await validateOnce(log, params))
+}
+
+async function validateOnce(log, params) {
   const level = params.level ?? 'load'
   const id = params.sessionId ?? 'session'
   if (level === 'load') {
@@ -232,11 +249,17 @@ async function validate(log, params) {
 function surfaceOf(events, id) {
   const session = Session.create(SessionId(id), events)
   const replacements = foldSurface(events).replacements
+  const nodes = [...session.surface.nodes]
+  const shadowed = replacements.flatMap(r => [...r.shadowedSeqs])
   return {
     valid: true,
-    nodes: [...session.surface.nodes],
-    shadowed: replacements.flatMap(r => [...r.shadowedSeqs]),
+    nodes,
+    shadowed,
     messages: JSON.parse(JSON.stringify(session.deriveMessages())),
+    logOnly: events.length - nodes.length - shadowed.length,
+    replacements: replacements.map(r => ({ seq: r.seq, start: r.start, end: r.end,
+      shadowedSeqs: [...r.shadowedSeqs] })),
+    replaceGeneration: session.surface.replaceGeneration,
   }
 }
 
