@@ -7,6 +7,7 @@
 export const CODES = {
   IO_ERROR: [null, 'decode'],
   INPUT_FORMAT_UNKNOWN: [null, 'decode'],
+  LOG_EMPTY: ['SES-FILE-017', 'decode'],
   JSON_ARRAY_NOT_ARRAY: [null, 'decode'],
   JSON_SYNTAX: ['SES-JSON-004', 'decode'],
   JSON_INVALID_UTF8: ['SES-JSON-004', 'decode'],
@@ -17,6 +18,7 @@ export const CODES = {
   ZSTD_CORRUPT: ['SES-FILE-007', 'decode'],
   ZSTD_FRAME_MID_RECORD: ['SES-FILE-007', 'decode'],
   ZSTD_FRAME_TOO_LARGE: ['SES-FILE-014', 'decode'],
+  ZSTD_CONTENT_TOO_LARGE: ['SES-FILE-014', 'decode'],
   JSON_NOT_LOSSLESS: ['SES-JSON-001', 'append'],
   JSON_NEGATIVE_ZERO: ['SES-JSON-002', 'append'],
   JSON_NON_FINITE: ['SES-JSON-003', 'append'],
@@ -68,9 +70,9 @@ export const CODES = {
   INVARIANT_TOOL_RESULT_UNPAIRED: ['SES-ENC-009', 'invariants'],
   INVARIANT_REPLACE_OUTSIDE_TURN: ['SES-ENC-010', 'invariants'],
   INVARIANT_OUTSIDE_TURN: ['SES-ENC-011', 'invariants'],
-  FILE_HEADER_MISSING: ['SES-FILE-001', 'load'],
-  FILE_HEADER_NOT_JSON: ['SES-FILE-001', 'load'],
-  FILE_HEADER_NOT_SESSION: ['SES-FILE-001', 'load'],
+  FILE_HEADER_MISSING: ['SES-FILE-001', 'decode'],
+  FILE_HEADER_NOT_JSON: ['SES-FILE-001', 'decode'],
+  FILE_HEADER_NOT_SESSION: ['SES-FILE-001', 'decode'],
   FILE_HEADER_INVALID: ['SES-FILE-002', 'load'],
   FILE_HEADER_RETIRED_FIELDS: ['SES-FILE-003', 'load'],
   FORMAT_VERSION_NEWER: ['SES-VER-002', 'load'],
@@ -82,6 +84,7 @@ export const CODES = {
   LEGACY_TURN_END_MALFORMED: ['SES-LEG-003', 'load'],
   LEGACY_STEERING_MALFORMED: ['SES-LEG-004', 'load'],
   UNKNOWN_EVENT_TYPE: ['SES-UNK-002', 'load'],
+  TYPED_MODEL_DISAGREES: ['SES-VOC-005', 'typed'],
 }
 
 /** The requirement id of a code, or null. */
