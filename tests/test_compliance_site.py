@@ -120,6 +120,7 @@ def test_dsh_memento_per_capability_and_every_failure_explained(
     for case_id in ("mem-bud-seed-first-bucket", "mem-aud-listing", "mem-qry-arguments",
                     "mem-qry-limits"):
         assert f">{case_id}</a>" in found
+    assert "audit_list does not check its limit" in found  # the baseline's reason
     assert "<h3>Gap G1</h3>" in page and "stores the writer&#x27;s workspace key" in page
 
 

@@ -227,6 +227,15 @@ def _group_heading(site: Site, kind: str, label: str, first: CaseResult) -> str:
     return "<h3 class=\"fail\">Reasons that name no note of the specification</h3>"
 
 
+def _own_reason(case: CaseResult) -> str:
+    """The baseline's reason, where no shared note says it (a difference found, a reason
+    that names no note)."""
+    why = case.explanation
+    if why is None or why.kind not in ("found", "unmapped"):
+        return ""
+    return f"<br><small>{esc(why.text)}</small>"
+
+
 def implementation_page(site: Site, impl: Implementation) -> str:
     caps_rows = []
     for cap in site.capabilities():
@@ -245,7 +254,8 @@ def implementation_page(site: Site, impl: Implementation) -> str:
     for (_, label, kind), cases in groups.items():
         rows = [[f'<a href="../{esc(case_file(c.id))}">{esc(c.id)}</a>', esc(c.status),
                  ", ".join(_req_link(site, r, 1) for r in c.requirements),
-                 f"<code>{esc(c.detail[:300])}</code>"] for c in cases]
+                 f"<code>{esc(c.detail[:300], keep=chr(10))}</code>" + _own_reason(c)]
+                for c in cases]
         sections.append(_group_heading(site, kind, label, cases[0]) +
                         f"<p>{len(cases)} cases.</p>" +
                         _table(["Case", "Status", "Requirements", "What differs"], rows))
