@@ -121,6 +121,12 @@ def test_dsh_memento_per_capability_and_every_failure_explained(
                     "mem-qry-limits"):
         assert f">{case_id}</a>" in found
     assert "audit_list does not check its limit" in found  # the baseline's reason
+    summary = page[page.index("Explained by"):page.index("<section")]
+    for name, count in (("Found: no note yet", 4), ("Gap G1", 55), ("Gap G20", 21),
+                        ("Gap G9", 14), ("Gap G11", 9), ("Gap G8", 3), ("Gap G6", 1),
+                        ("Gap G12", 1), ("Gap G23", 1)):
+        assert re.search(rf'>{name}</a></td><td class="num">{count}</td>', summary), name
+    assert re.search(r'>Skipped: [^<]*</a></td><td class="num">\d+</td>', summary)
     assert "<h3>Gap G1</h3>" in page and "stores the writer&#x27;s workspace key" in page
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -251,14 +252,24 @@ def implementation_page(site: Site, impl: Implementation) -> str:
     for case in sorted(expected, key=lambda c: (_group_key(c)[0], _gap_sort(_group_key(c)[1]))):
         groups.setdefault(_group_key(case), []).append(case)
     sections = []
-    for (_, label, kind), cases in groups.items():
+    summary = []
+    for number, ((_, label, kind), cases) in enumerate(groups.items(), start=1):
+        name = {"gap": f"Gap {label}", "class": f"Divergence class {label}",
+                "found": "Found: no note yet", "skip": f"Skipped: {label[:140]}",
+                "unmapped": "No matching note"}[kind]
+        statuses = ", ".join(f"{n} {status}" for status, n in
+                             sorted(Counter(c.status for c in cases).items()))
+        summary.append([f'<a href="#why-{number}">{esc(name)}</a>',
+                        f'<td class="num">{len(cases)}</td>', esc(statuses)])
         rows = [[f'<a href="../{esc(case_file(c.id))}">{esc(c.id)}</a>', esc(c.status),
                  ", ".join(_req_link(site, r, 1) for r in c.requirements),
                  f"<code>{esc(c.detail[:300], keep=chr(10))}</code>" + _own_reason(c)]
                 for c in cases]
-        sections.append(_group_heading(site, kind, label, cases[0]) +
+        sections.append(f'<section id="why-{number}">' +
+                        _group_heading(site, kind, label, cases[0]) +
                         f"<p>{len(cases)} cases.</p>" +
-                        _table(["Case", "Status", "Requirements", "What differs"], rows))
+                        _table(["Case", "Status", "Requirements", "What differs"], rows) +
+                        "</section>")
     failures = [c for c in impl.cases if c.outcome == "fail"]
     fail_html = ("<p>None: every failure is expected by the baseline.</p>" if not failures else
                  _table(["Case", "Status", "Detail"],
@@ -278,7 +289,11 @@ def implementation_page(site: Site, impl: Implementation) -> str:
             _table(["Capability", "Declared", *(esc(OUTCOME_LABEL[o]) for o in OUTCOMES),
                     "Badge"], caps_rows) +
             "<h2>Unexpected failures</h2>" + fail_html +
-            f"<h2>Expected failures ({len(expected)})</h2>" + "".join(sections) +
+            f"<h2>Expected failures ({len(expected)})</h2>" +
+            ("<p>Each is listed in the implementation's baseline; grouped by what explains "
+             "it, the first difference a case meets.</p>" +
+             _table(["Explained by", "Cases", "Statuses"], summary) if summary else
+             "<p>None.</p>") + "".join(sections) +
             ("<h2>Property tests</h2>" +
              _table(["Property", "Status", "Examples", "Detail"], prop_rows) if prop_rows else ""))
     return page(impl.title, body, 1, site.footer)
