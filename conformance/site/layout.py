@@ -45,7 +45,7 @@ p, li, .note { overflow-wrap: anywhere; }
 .legend span { margin-right: 1rem; display: inline-block; }
 footer { color: var(--na); font-size: 13px; padding: 1rem; text-align: center; }
 @media (max-width: 640px) { body { font-size: 14px; } main { padding: .5rem; }
-  th, td { padding: .2rem .3rem; } header a { display: inline-block; margin: .1rem .6rem .1rem 0; } }
+  th, td { padding: .2rem .3rem; } td .label { display: none; } header a { display: inline-block; margin: .1rem .6rem .1rem 0; } }
 """
 
 

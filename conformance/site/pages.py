@@ -80,7 +80,7 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "") ->
 
 def _mark(outcome: str, href: str | None = None, title: str = "") -> str:
     text = f'<span class="{_CSS_CLASS[outcome]}" title="{esc(title or OUTCOME_LABEL[outcome])}">' \
-           f"{OUTCOME_MARK[outcome]} {esc(OUTCOME_LABEL[outcome])}</span>"
+           f'{OUTCOME_MARK[outcome]}<span class="label"> {esc(OUTCOME_LABEL[outcome])}</span></span>'
     return f'<a href="{esc(href)}">{text}</a>' if href else text
 
 
