@@ -106,6 +106,7 @@ def docs(session: nox.Session) -> None:
                 env={"NO_MKDOCS_2_WARNING": "1"})
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_spec_site.py",
                 "tests/test_changelog.py", "tests/test_spec_compatibility.py")
+    _compliance_site(session)
 
 
 @nox.session(python=PYTHON)
@@ -207,3 +208,25 @@ def conformance_memento(session: nox.Session) -> None:
                 "--report", "build/dsh-memento-report.json",
                 "--markdown", "build/dsh-memento-report.md",
                 "--counterexamples", "build/dsh-memento-counterexamples", *session.posargs)
+
+
+def _compliance_site(session: nox.Session) -> None:
+    """The compliance site from compliance/reports into build/site/compliance, its links into
+    the spec site built beside it (build/site) made relative."""
+    session.run("dshkit", "compliance", "build", "--out", "build/site/compliance",
+                "--reports", str(REPORTS), "--spec", "spec", "--spec-site", "..")
+
+
+@nox.session(python=PYTHON)
+def compliance(session: nox.Session) -> None:
+    """The spec site and the compliance site built together (build/site and
+    build/site/compliance), then their tests, the browser one included: headless Chromium
+    (Debian's ``chromium``; skipped, saying so, where it is absent) loads the matrix, follows a
+    requirement link into the spec and saves screenshots under build/."""
+    session.install("-e", ".[test]", "mkdocs>=1.6", "mkdocs-material>=9.5")
+    session.run("mkdocs", "build", "--strict", "--site-dir", "build/site",
+                env={"NO_MKDOCS_2_WARNING": "1"})
+    _compliance_site(session)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "--slow",
+                "tests/test_compliance_site.py", "tests/test_compliance_site_browser.py",
+                env={"DSHKIT_SITE": "build/site"})

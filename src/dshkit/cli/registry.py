@@ -30,6 +30,8 @@ COMMANDS: tuple[Command, ...] = (
             "convert)", ".adapt", "convert"),
     Command("conformance", "run the conformance kit against an implementation",
             ".conformance"),
+    Command("compliance", "build the compliance site from the kit's reports of several "
+            "implementations", ".compliance"),
 )
 
 BY_NAME = {command.name: command for command in COMMANDS}
