@@ -34,6 +34,7 @@ REFUSALS: dict[str, tuple[list[str], int]] = {
     "query": (["query", "search", "tea", "--db", "missing.sqlite"], exits.USAGE),
     "compact": (["compact", "plan", "missing.jsonl"], exits.USAGE),
     "goal": (["goal", "foreign.jsonl"], exits.INVALID),
+    "compliance": (["compliance", "build", "--out", "o", "--reports", "nowhere"], exits.USAGE),
     "adapt": (["adapt", "import", "--format", "mem0", "missing.json"], exits.USAGE),
     "convert": (["convert", "--from", "mem0", "--to", "hermes", "long.json", "-o", "MEMORY.md",
                  "--memory-char-limit", "10"], exits.INVALID),
