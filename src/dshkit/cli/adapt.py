@@ -444,7 +444,8 @@ def _seed(out: Reporter, fmt: str, seed: Seed, entries: list[dict[str, Any]],
         return exits.OK
     check_seed_size(len(entries))
     args = seed.args
-    provider = open_provider(seed.db, gate=terminal_gate(args.yes), write_policy=args.policy,
+    provider = open_provider(seed.db, gate=terminal_gate(args.yes, entries),
+                             write_policy=args.policy,
                              durability=args.durability)
     try:
         rows = provider.budgets()

@@ -131,6 +131,23 @@ def _item(args: argparse.Namespace) -> dict[str, Any]:
     return item
 
 
+def _shown(args: argparse.Namespace, value: Any) -> list[Any] | None:
+    """The entry inputs a write adds, for the approval prompt (MEM-GATE-010)."""
+    from ..reference.memory import MemoryProtocolError
+    from ..reference.memory.exchange import envelope_entries
+
+    if args.op in ("add", "replace", "consolidate"):
+        return [_item(args)]
+    if args.op == "seed":
+        return value if isinstance(value, list) else None
+    if args.op == "import":
+        try:
+            return envelope_entries(value)
+        except MemoryProtocolError:
+            return None  # refused by the provider before it asks
+    return None
+
+
 def _run(provider: Any, args: argparse.Namespace, value: Any) -> Any:
     from .options import write_context
 
@@ -224,7 +241,7 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
         return from_error(exc.to_json(), code, flag="--db" if code == exits.USAGE else None)
 
     try:
-        provider = open_provider(args.db, gate=terminal_gate(args.yes),
+        provider = open_provider(args.db, gate=terminal_gate(args.yes, _shown(args, value)),
                                  write_policy=args.policy, durability=args.durability)
     except MemoryProtocolError as exc:
         raise refused(exc) from None
