@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +163,8 @@ class Provider:
     # -- approval and commit -------------------------------------------------------------------
 
     def _approve(self, op: str, ctx: Context, payload: dict[str, Any], write: dict[str, Any],
-                 lookup_source: str | None, lookup_bucket: str | None) -> Decision:
+                 lookup_source: str | None,
+                 lookup_bucket: str | Iterable[str] | None) -> Decision:
         decision = approval.decide(self.policy, self.gate, ctx, payload, write, lookup_source,
                                    lookup_bucket)
         if not decision.approved:
@@ -363,7 +364,7 @@ class Provider:
             "seed", track, scope, approval.seed_text([(n.track, n.scope, n.text) for n in news]),
             source=common_source, targets=[], count=len(news))
         decision = self._approve("seed", ctx, payload, write, common_source,
-                                 f"{track}/{scope}" if len(buckets) == 1 else None)
+                                 [f"{t}/{s}" for t, s in buckets])
 
         def apply() -> dict[str, Any]:
             self._check_budget(additions)
