@@ -13,7 +13,7 @@ from typing import Any
 
 from ..adapters import FORMATS
 from . import adapt, exits
-from .options import add_db, add_json, add_write_context
+from .options import add_db, add_json, add_write_context, output_path
 from .report import Reporter, from_error, usage
 
 _STORE_CODES = {"STORE_CORRUPT", "STORE_UNSUPPORTED_VERSION", "STORE_BUSY"}
@@ -88,7 +88,7 @@ def configure(memory: argparse.ArgumentParser) -> None:
     exp = add_op("export", help="print the memory-export-v1 envelope (or, with --format, "
                  "another tool's format)")
     _format(exp, "write this format instead of the envelope")
-    exp.add_argument("-o", "--output", metavar="PATH", help="with --format: write here "
+    exp.add_argument("-o", "--output", metavar="PATH", type=output_path, help="with --format: write here "
                      "instead of stdout")
     adapt.add_flags(exp, ("write",))
     adapt.add_option_lists(exp, ("write",))
