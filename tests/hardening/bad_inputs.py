@@ -629,6 +629,28 @@ def repair_race(tmp: Path) -> str:
     return report.errors[0].code if report.errors else "accepted"
 
 
+def audit_counter_exhausted(tmp: Path) -> str:
+    """The audit ledger's AUTOINCREMENT counter at 2**63 - 1: SQLite reports a full database."""
+    db = tmp / "m.db"
+    provider = _provider(db)
+    provider.add({"track": "user", "scope": "user-global", "text": "kept"}, WRITE)
+    provider.close()
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'audit'")
+    conn.commit()
+    conn.close()
+
+    def act() -> str:
+        again = _provider(db)
+        try:
+            again.add({"track": "user", "scope": "user-global", "text": "lost"}, WRITE)
+        finally:
+            again.close()
+        return "accepted"
+
+    return outcome(act)
+
+
 def cli_case(args: list[str], files: dict[str, bytes] | None = None) -> Runner:
     def run(tmp: Path) -> str:
         for name, data in (files or {}).items():
@@ -943,6 +965,9 @@ ROWS: tuple[BadInput, ...] = (
     BadInput("repair-race", "special output files", "repair --write",
              "a writer appends between the repair's read and its write",
              "REPAIR_LOG_CHANGED", repair_race),
+    BadInput("store-audit-counter", "CLI error paths", "memory add (provider)",
+             "the audit ledger's seq counter at 2**63 - 1", "STORE_WRITE_FAILED",
+             audit_counter_exhausted),
     BadInput("cli-lone-surrogate", "CLI error paths", "fold --json",
              "a message text with the escape \\ud800", "accepted",
              cli_case(["fold", "--json", "s.jsonl"],

@@ -16,7 +16,8 @@ from . import adapt, exits
 from .options import add_db, add_json, add_write_context, output_path
 from .report import Reporter, from_error, usage
 
-_STORE_CODES = {"STORE_CORRUPT", "STORE_UNSUPPORTED_VERSION", "STORE_BUSY"}
+_STORE_CODES = {"STORE_CORRUPT", "STORE_UNSUPPORTED_VERSION", "STORE_BUSY",
+                "STORE_WRITE_FAILED"}
 _DB_HELP = "store path (default: $DSHKIT_MEMORY_DB or $DSHKIT_HOME/memory/memory.db)"
 FORMAT_LIST = ", ".join(FORMATS)
 
