@@ -3,7 +3,7 @@
 Each attack is reproduced through the command line's one approval prompt (a terminal that
 answers ``y``): a carriage return, a C1 control, a line separator or a bidi override inside
 the text must show as an escape, never reach the terminal raw; every entry of a seed or an
-import shows its track, scope, workspaceKey and agentKey (MEM-GATE-010).
+import shows its track, scope, workspaceKey and agentKey (TOOL-CLI-013).
 ESC and the other C0 controls never get that far: the text rule refuses them (MEM-ENT-003).
 """
 
@@ -151,6 +151,7 @@ def _cli_on_tty(args: list[str], cwd: Path, answer: bytes = b"y\n") -> tuple[int
     return done.returncode, done.stderr.decode("utf-8", "surrogateescape")
 
 
+@pytest.mark.requirement("TOOL-CLI-013")
 def test_cli_add_prompt_on_a_terminal(tmp_path: Path) -> None:
     text = ATTACKS["C1 CSI"]
     code, err = _cli_on_tty(["memory", "--db", str(tmp_path / "m.db"), "--cwd", "/w/p", "add",
@@ -161,6 +162,7 @@ def test_cli_add_prompt_on_a_terminal(tmp_path: Path) -> None:
     assert visible(text) in err and 'workspaceKey "/w/p"' in err
 
 
+@pytest.mark.requirement("TOOL-CLI-013")
 def test_cli_mem0_import_prompt_on_a_terminal(tmp_path: Path) -> None:
     text = ATTACKS["carriage return"]
     (tmp_path / "mem0.json").write_text(json.dumps([{"memory": text}]), encoding="utf-8")

@@ -187,6 +187,8 @@ def _param(case: Case) -> Any:
     return pytest.param(case, id=case.id, marks=marks)
 
 
+@pytest.mark.requirement("TOOL-CLI-011")
+@pytest.mark.requirement("TOOL-CLI-012")
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_error_path(case: Case, tmp_path: Path) -> None:
     if case.setup is not None:

@@ -27,6 +27,7 @@ def _refused(path: Path) -> Refusal:
     return caught.value
 
 
+@pytest.mark.requirement("TOOL-CLI-010")
 def test_fifo_is_refused_and_kept(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
@@ -73,6 +74,7 @@ def test_link_to_a_fifo_is_refused(tmp_path: Path) -> None:
     assert link.is_symlink()
 
 
+@pytest.mark.requirement("TOOL-CLI-010")
 def test_cli_export_onto_proc_self_fd_is_refused(tmp_path: Path) -> None:
     """``-o /proc/self/fd/1`` with standard output a pipe: refused, exit 2, nothing replaced."""
     from dshkit.reference.memory import open_provider

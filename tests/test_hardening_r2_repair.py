@@ -1,4 +1,4 @@
-"""Issue 15 class 5: ``repair --write`` while a writer appends (SES-REP-011).
+"""Issue 15 class 5: ``repair --write`` while a writer appends (TOOL-CLI-014).
 
 A writer (DSH itself, still running) appends between the repair's read and its write. Before
 the fix the repair cut the file back to the size it had read, losing the acknowledged events,
@@ -40,6 +40,7 @@ def _racing_writer(monkeypatch: pytest.MonkeyPatch, path: Path, data: bytes) -> 
 
 
 @pytest.mark.parametrize("torn", [False, True], ids=["unclosed", "torn-tail"])
+@pytest.mark.requirement("TOOL-CLI-014")
 def test_repair_refuses_when_the_log_grew(torn: bool, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     path = _unclosed(tmp_path, torn)

@@ -123,7 +123,7 @@ def test_terminal_answer_approves(db: Path) -> None:
     assert proc.returncode == 0, (prompt + err).decode()
     entry = json.loads(out)["entry"]
     assert entry["workspaceKey"] == CWD
-    # MEM-GATE-010: the entry, where it lands and its text as one escaped line
+    # TOOL-CLI-013: the entry, where it lands and its text as one escaped line
     shown = (f'memory add agent/workspace, source "dshkit":\n  1. agent/workspace workspaceKey '
              f'"{CWD}" agentKey "{entry["agentKey"]}" source "dshkit"\n     text "uses pnpm"\n'
              "Approve? [y/N]")

@@ -60,7 +60,7 @@ _SHORT = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 def visible(text: str) -> str:
     """``text`` as one double-quoted line in which every character that a terminal could act
     on or hide is an escape (``\\n``, ``\\r``, ``\\t``, ``\\xNN``, ``\\uNNNN``, ``\\UNNNNNNNN``),
-    so that what is shown is exactly what is stored (MEM-GATE-010)."""
+    so that what is shown is exactly what is stored (TOOL-CLI-013)."""
     out = ['"']
     for ch in text:
         if ch in _SHORT:

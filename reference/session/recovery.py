@@ -66,8 +66,8 @@ def repair_path(path: str | Path, *, write: bool = False) -> RepairReport:
         error = fail("REPAIR_NOT_WRITABLE", "SES-FILE-010",
                      "only a JSONL or zstd log file can be repaired in place").problem
         return RepairReport(path=str(path), closers=closers, torn=run.torn, errors=(error,))
-    if _stamp(path) != stamp:  # a writer appended since the read (SES-REP-011)
-        error = fail("REPAIR_LOG_CHANGED", "SES-REP-011",
+    if _stamp(path) != stamp:  # a writer appended since the read (TOOL-CLI-014)
+        error = fail("REPAIR_LOG_CHANGED", "TOOL-CLI-014",
                      f"{path} changed while it was read for the repair (a writer is still "
                      "appending to it); nothing was written: stop the writer, then repair "
                      "again").problem

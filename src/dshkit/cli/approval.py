@@ -3,7 +3,7 @@ person at the terminal. Without a terminal the answer is ``unavailable`` (fail c
 ``--yes`` was given.
 
 Every approval path (``memory add``/``replace``/``consolidate``/``remove``, ``seed``,
-``import``, ``import --format``) renders its prompt here (MEM-GATE-010): each entry the write
+``import``, ``import --format``) renders its prompt here (TOOL-CLI-013): each entry the write
 adds with its track, scope, workspaceKey, agentKey and source, derived by the same function the
 provider uses, and every text as one escaped line, so that a carriage return, a C1 control or a
 bidi override cannot make the terminal show one text while another is written.
@@ -56,7 +56,7 @@ def _entry_lines(entries: Sequence[Any], write: dict[str, Any]) -> list[str]:
 def render(payload: dict[str, Any], write: dict[str, Any],
            entries: Sequence[Any] | None = None) -> str:
     """The prompt for one write: the title, each new entry and where it lands, and, for writes
-    that change existing entries, the payload text; every text escaped (MEM-GATE-010)."""
+    that change existing entries, the payload text; every text escaped (TOOL-CLI-013)."""
     lines = [_title(payload) + ":"]
     added = _entry_lines(entries or (), write)
     lines += added

@@ -133,7 +133,7 @@ def _item(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _shown(args: argparse.Namespace, value: Any) -> list[Any] | None:
-    """The entry inputs a write adds, for the approval prompt (MEM-GATE-010)."""
+    """The entry inputs a write adds, for the approval prompt (TOOL-CLI-013)."""
     from ..reference.memory import MemoryProtocolError
     from ..reference.memory.exchange import envelope_entries
 
