@@ -121,8 +121,13 @@ def test_terminal_answer_approves(db: Path) -> None:
         os.close(master)
         os.close(slave)
     assert proc.returncode == 0, (prompt + err).decode()
-    assert b"memory add agent/workspace:\nuses pnpm\nApprove? [y/N]" in prompt
-    assert json.loads(out)["entry"]["workspaceKey"] == CWD
+    entry = json.loads(out)["entry"]
+    assert entry["workspaceKey"] == CWD
+    # TOOL-CLI-013: the entry, where it lands and its text as one escaped line
+    shown = (f'memory add agent/workspace, source "dshkit":\n  1. agent/workspace workspaceKey '
+             f'"{CWD}" agentKey "{entry["agentKey"]}" source "dshkit"\n     text "uses pnpm"\n'
+             "Approve? [y/N]")
+    assert shown.encode() in prompt
 
 
 def test_reads(db: Path) -> None:

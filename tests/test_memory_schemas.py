@@ -150,6 +150,7 @@ ERRORS: dict[str, dict[str, Any]] = {
     "STORE_CORRUPT": {"path": "/tmp/m.db", "reason": "not an SQLite database file"},
     "STORE_UNSUPPORTED_VERSION": {"path": "/tmp/m.db", "found": 4, "supported": 3},
     "STORE_BUSY": {"path": "/tmp/m.db"},
+    "STORE_WRITE_FAILED": {"path": "/tmp/m.db", "reason": "database or disk is full"},
     "ENVELOPE_UNSUPPORTED": {"schema": "memory-export-v2"},
 }
 

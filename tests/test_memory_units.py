@@ -479,11 +479,16 @@ def test_policy_waterfall_worked_example(mk: Opener) -> None:
         provider.add({**UW, "text": "b"}, WRITE)
     assert off.value.details == {"outcome": "rejected"}
     provider.add({**AG, "text": "c"}, WRITE)
-    provider.add({**UW, "text": "d", "source": "claude"}, WRITE)
+    # a caller-supplied source cannot loosen a bucket the configuration set (issue 15)
+    with raises_code("WRITE_DENIED") as still_off:
+        provider.add({**UW, "text": "d", "source": "claude"}, WRITE)
+    assert still_off.value.details == {"outcome": "rejected"}
+    provider.add({**UG, "text": "e", "source": "claude"}, WRITE)
     assert [r["outcome"] for r in reversed(provider.audit_list())] == [
         "unavailable (via no gate, writePolicy ask from global)",
         "rejected (via writePolicy off from user/workspace)",
         "allowed-once (via writePolicy auto from agent/user-global)",
+        "rejected (via writePolicy off from user/workspace)",
         "allowed-once (via writePolicy auto from source:claude)",
     ]
 

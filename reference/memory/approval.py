@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,8 @@ OUTCOMES = ("allowed-once", "rejected", "cancelled", "unavailable", GATE_ERROR)
 #: MEM-GATE-010: the error type reported when a gate answers with no outcome string.
 INVALID_ANSWER = "InvalidGateAnswer"
 CAUSE_UNITS = 200
+#: off is stricter than ask, ask than auto; on a tie the first key found decides.
+_STRICTNESS = {"auto": 0, "ask": 1, "off": 2}
 _KEY = re.compile(r"^(?:(?:user|agent)/(?:user-global|workspace)|source:[a-z0-9-]+)$")
 
 Gate = Callable[[dict[str, Any], dict[str, Any]], Any]
@@ -46,13 +48,27 @@ class Policy:
                               f"values must be one of {', '.join(POLICIES)}")
         return cls(default, table)
 
-    def resolve(self, source: str | None, bucket: str | None) -> tuple[str, str]:
-        """(policy, the key that decided) per MEM-GATE-002: source, then bucket, then global."""
-        if source is not None and f"source:{source}" in self.overrides:
-            return self.overrides[f"source:{source}"], f"source:{source}"
-        if bucket is not None and bucket in self.overrides:
-            return self.overrides[bucket], bucket
-        return self.default, "global"
+    def resolve(self, source: str | None, buckets: str | Iterable[str] | None) -> tuple[str, str]:
+        """(policy, the key that decided) per MEM-GATE-002.
+
+        Each bucket the write touches takes the strictest of its own override and the source
+        override, or the global policy when neither is configured; the write takes the
+        strictest over its buckets. A caller-supplied source can therefore tighten a bucket but
+        never loosen one that the configuration set (and a batch cannot hide a bucket).
+        """
+        keys: list[str | None] = ([buckets] if isinstance(buckets, str)
+                                  else [*sorted(set(buckets or ()))] or [None])
+        source_key = f"source:{source}" if source is not None else None
+        by_source = source_key if source_key in self.overrides else None
+        chosen: tuple[str, str] | None = None
+        for key in keys:
+            candidates = [k for k in (by_source, key) if k is not None and k in self.overrides]
+            found = [(self.overrides[k], k) for k in candidates] or [(self.default, "global")]
+            for pair in found:
+                if chosen is None or _STRICTNESS[pair[0]] > _STRICTNESS[chosen[0]]:
+                    chosen = pair
+        assert chosen is not None
+        return chosen
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +94,8 @@ CANCELLED = Decision("cancelled", "cancelled (via cancel token)")
 
 
 def decide(policy: Policy, gate: Gate | None, ctx: Context, payload: dict[str, Any],
-           write: dict[str, Any], lookup_source: str | None, lookup_bucket: str | None) -> Decision:
+           write: dict[str, Any], lookup_source: str | None,
+           lookup_bucket: str | Iterable[str] | None) -> Decision:
     """Run the gate for one write: session never, then the policy, then the approver."""
     if ctx.approval_policy == "never":
         return Decision("rejected", "rejected (via session never)")

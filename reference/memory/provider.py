@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -167,7 +167,7 @@ class Provider:
     # -- approval and commit -------------------------------------------------------------------
 
     def _approve(self, op: str, ctx: Context, payload: dict[str, Any], write: dict[str, Any],
-                 lookup_source: str | None, lookup_bucket: str | None,
+                 lookup_source: str | None, lookup_bucket: str | Iterable[str] | None,
                  cancel: CancelToken | None) -> Decision:
         if _cancelled(cancel):
             decision = CANCELLED
@@ -383,7 +383,7 @@ class Provider:
             "seed", track, scope, approval.seed_text([(n.track, n.scope, n.text) for n in news]),
             source=common_source, targets=[], count=len(news))
         decision = self._approve("seed", ctx, payload, write, common_source,
-                                 f"{track}/{scope}" if len(buckets) == 1 else None, cancel)
+                                 [f"{t}/{s}" for t, s in buckets], cancel)
 
         def apply() -> dict[str, Any]:
             self._check_budget(additions)

@@ -139,6 +139,32 @@ def busy(path: Path) -> MemoryProtocolError:
         f"{BUSY_TIMEOUT_MS} ms; nothing was changed, retry the write", {"path": str(path)})
 
 
+def write_failed(path: Path, exc: sqlite3.Error) -> MemoryProtocolError:
+    """MEM-CLI-002: SQLite could not write (a full disk, a file-size limit, an I/O error, the
+    audit ledger's seq counter at its maximum); it rolled back, nothing was changed."""
+    reason = str(exc)
+    return MemoryProtocolError(
+        "STORE_WRITE_FAILED", f"cannot write the memory store {path}: {reason}; nothing was "
+        "changed: free disk space or raise the file-size limit, then retry",
+        {"path": str(path), "reason": reason})
+
+
+#: SQLite's primary result codes of a write the system refused: SQLITE_IOERR, SQLITE_FULL.
+_WRITE_FAILURES = frozenset((10, 13))
+
+
+def _is_write_failure(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in _WRITE_FAILURES
+
+
+def _end(conn: sqlite3.Connection, statement: str) -> None:
+    """COMMIT or ROLLBACK an open transaction; after SQLITE_FULL or SQLITE_IOERR SQLite has
+    already rolled back, and a second ROLLBACK would hide that error behind its own."""
+    if conn.in_transaction:
+        conn.execute(statement)
+
+
 def _is_locked(exc: sqlite3.Error) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
@@ -186,17 +212,25 @@ class Store:
         try:
             try:
                 yield self.conn
+            except sqlite3.Error as exc:
+                self._mirror = None
+                _end(self.conn, "ROLLBACK")
+                if _is_write_failure(exc):
+                    raise write_failed(self.path, exc) from None
+                raise
             except BaseException:
                 self._mirror = None
-                self.conn.execute("ROLLBACK")
+                _end(self.conn, "ROLLBACK")
                 raise
             try:
                 self.conn.execute("COMMIT")
             except sqlite3.OperationalError as exc:
                 self._mirror = None
-                self.conn.execute("ROLLBACK")
+                _end(self.conn, "ROLLBACK")
                 if _is_locked(exc):
                     raise busy(self.path) from None
+                if _is_write_failure(exc):
+                    raise write_failed(self.path, exc) from None
                 raise
         finally:
             self._writing, self._version = False, None
@@ -404,6 +438,8 @@ def open_store(path: str | Path, *, durability: str = "normal") -> Store:
         conn.close()
         if _is_locked(exc):
             raise busy(target) from None
+        if _is_write_failure(exc):
+            raise write_failed(target, exc) from None
         raise _corrupt(target, str(exc)) from None
     _chmod_sidecars(target)
     return Store(target, conn)
@@ -542,7 +578,7 @@ def _adopt(target: Path, conn: sqlite3.Connection) -> None:
         if not found.blank:
             _check(target, conn, found)
     finally:
-        conn.execute("COMMIT")  # a read transaction: nothing is written
+        _end(conn, "COMMIT")  # a read transaction: nothing is written
     if not found.blank and found.version == SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -556,7 +592,7 @@ def _adopt(target: Path, conn: sqlite3.Connection) -> None:
                 _migrate(target, conn, found.version)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        _end(conn, "ROLLBACK")
         raise
 
 

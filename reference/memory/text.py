@@ -49,3 +49,27 @@ def one_line(text: str) -> str:
     for brk in LINE_BREAKS:
         text = text.replace(brk, " ")
     return text
+
+
+#: Categories a terminal may act on or render invisibly: controls, format characters (bidi
+#: overrides, zero-width), line/paragraph separators, surrogates, private use, unassigned.
+_HIDDEN = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp", "Co", "Cn"))
+_SHORT = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def visible(text: str) -> str:
+    """``text`` as one double-quoted line in which every character that a terminal could act
+    on or hide is an escape (``\\n``, ``\\r``, ``\\t``, ``\\xNN``, ``\\uNNNN``, ``\\UNNNNNNNN``),
+    so that what is shown is exactly what is stored (TOOL-CLI-013)."""
+    out = ['"']
+    for ch in text:
+        if ch in _SHORT:
+            out.append(_SHORT[ch])
+        elif unicodedata.category(ch) in _HIDDEN:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code <= 0xFF else
+                       f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)

@@ -7,6 +7,7 @@ zstd frame first, then the closers) as one batch. Committed events are never rew
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,19 @@ class RepairReport:
         return out
 
 
+def _stamp(path: str | Path) -> tuple[int, int, int] | None:
+    """What identifies the bytes a repair read: inode, size and modification time."""
+    if str(path) == "-":
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
 def repair_path(path: str | Path, *, write: bool = False) -> RepairReport:
+    stamp = _stamp(path) if write else None
     run = run_log(path, checks=Checks(envelope_and_shapes=True, invariants=False, storage=True),
                   closers="list")
     if run.stop is not None:
@@ -52,6 +65,12 @@ def repair_path(path: str | Path, *, write: bool = False) -> RepairReport:
     if path == "-" or run.form == FORM_JSON_ARRAY:
         error = fail("REPAIR_NOT_WRITABLE", "SES-FILE-010",
                      "only a JSONL or zstd log file can be repaired in place").problem
+        return RepairReport(path=str(path), closers=closers, torn=run.torn, errors=(error,))
+    if _stamp(path) != stamp:  # a writer appended since the read (TOOL-CLI-014)
+        error = fail("REPAIR_LOG_CHANGED", "TOOL-CLI-014",
+                     f"{path} changed while it was read for the repair (a writer is still "
+                     "appending to it); nothing was written: stop the writer, then repair "
+                     "again").problem
         return RepairReport(path=str(path), closers=closers, torn=run.torn, errors=(error,))
     # The events recovered from a torn final zstd frame: read but not committed (SES-FILE-008).
     recovered = [item.event for item in LogReader(path, tolerate_torn_tail=True)

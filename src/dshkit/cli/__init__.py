@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 from .. import __version__
 from . import exits
 from .registry import BY_NAME, COMMANDS, Command
-from .report import Refusal, Reporter, usage
+from .report import OutputFailed, Refusal, Reporter, flush_stdout, usage
 
 __all__ = ["main"]
 
@@ -65,6 +65,31 @@ def build_parser(chosen: Command | None = None, every: bool = False) -> argparse
     return parser
 
 
+#: Options whose value names a file: any bytes the system allows. Every other value is text
+#: that dshkit stores, compares or prints, and must be UTF-8 (TOOL-CLI-011).
+_FILE_OPTIONS = frozenset((
+    "path", "paths", "db", "output", "operands", "opt_root", "session", "baseline", "config",
+    "counterexamples", "junit", "markdown", "report", "summary_file", "prune_config", "impl",
+    "read_options", "write_options"))
+
+
+def _undecodable(args: argparse.Namespace) -> Refusal | None:
+    """A text option whose bytes were not UTF-8 (Python decodes them to lone surrogates)."""
+    for dest, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        if dest in _FILE_OPTIONS or not any(
+                isinstance(v, str) and not v.isascii() and _has_surrogate(v) for v in values):
+            continue
+        flag = "--" + dest.replace("_", "-")
+        return usage(f"the value of {flag} is not valid UTF-8 text; give it as UTF-8",
+                     flag=flag)
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
 def _usage_refusal(error: ArgumentError) -> Refusal:
     words = error.message.replace(",", " ").replace("/", " ").replace(":", " ").split()
     flag = next((word for word in words if word.startswith("-")), None)
@@ -90,15 +115,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = BY_NAME[args.command]
     reporter = Reporter(command.name, bool(getattr(args, "json", False)))
     try:
+        code = _run(command, args, reporter)
+        flush_stdout()
+        return code
+    except BrokenPipeError:
+        return exits.OK
+    except OutputFailed as failed:
+        return _output_failed(failed)
+
+
+def _run(command: Command, args: argparse.Namespace, reporter: Reporter) -> int:
+    try:
+        bad = _undecodable(args)
+        if bad is not None:
+            raise bad
         code: int = _hook(command, "run")(args, reporter)
         return code
     except Refusal as refusal:
         return reporter.refuse(refusal)
     except KeyboardInterrupt:
         return exits.INTERRUPTED
-    except BrokenPipeError:
-        return exits.OK
+    except (BrokenPipeError, OutputFailed):
+        raise
+    except OSError as exc:  # a file or directory the command could not use: not a dshkit bug
+        where = exc.filename
+        reason = exc.strerror or str(exc)
+        return reporter.refuse(Refusal(
+            "IO_ERROR", f"{where}: {reason}" if where is not None else reason,
+            exit_code=exits.USAGE, path=str(where) if where is not None else None,
+            details={"path": str(where)} if where is not None else {}))
     except Exception as exc:  # the CLI never shows a traceback
         return reporter.refuse(Refusal(
             "INTERNAL_ERROR", f"{type(exc).__name__}: {exc}; this is a dshkit bug, please "
             "report it with the input", exit_code=exits.INTERNAL))
+
+
+def _output_failed(failed: OutputFailed) -> int:
+    """Standard output could not be written (a full disk, an I/O error): say so on standard
+    error and exit 2; point the descriptor at the null device so that the interpreter's own
+    flush at exit cannot fail again (TOOL-CLI-011)."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    with contextlib.suppress(OSError):
+        sys.stderr.write(f"IO_ERROR: cannot write standard output: {failed.reason}\n")
+    return exits.USAGE

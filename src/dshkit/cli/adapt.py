@@ -29,7 +29,7 @@ from ..reference.json.inputs import JsonInputError, parse_json
 from ..reference.memory import MemoryProtocolError
 from . import exits
 from .atomic import write_atomic
-from .options import add_db, add_json, add_write_context, write_context
+from .options import add_db, add_json, add_write_context, output_path, write_context
 from .report import Refusal, Reporter, from_error, io_error, usage
 
 _USAGE_CODES = {"ADAPTER_OPTION", "ADAPTER_NOT_FOUND", "IO_ERROR"}
@@ -111,7 +111,7 @@ def add_strict(parser: argparse.ArgumentParser) -> None:
 
 
 def add_output(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("-o", "--output", metavar="PATH", help=what)
+    parser.add_argument("-o", "--output", metavar="PATH", type=output_path, help=what)
 
 
 def configure(adapt: argparse.ArgumentParser) -> None:
@@ -429,7 +429,8 @@ def _seed(out: Reporter, fmt: str, seed: Seed, entries: list[dict[str, Any]],
         return exits.OK
     check_seed_size(len(entries))
     args = seed.args
-    provider = open_provider(seed.db, gate=terminal_gate(args.yes), write_policy=args.policy,
+    provider = open_provider(seed.db, gate=terminal_gate(args.yes, entries),
+                             write_policy=args.policy,
                              durability=args.durability)
     try:
         rows = provider.budgets()

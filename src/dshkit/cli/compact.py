@@ -25,7 +25,7 @@ from ..reference.compaction import (
 from ..reference.compaction.apply import apply_to_path, read_log
 from ..reference.json.inputs import JsonInputError, parse_json
 from . import exits
-from .options import add_json
+from .options import add_json, integer, output_path
 from .report import Reporter, from_error, usage
 
 _IO_CODES = frozenset({"CMP_LOG_UNREADABLE", "CMP_WRITE_FAILED", "CMP_APPLY_USAGE",
@@ -34,7 +34,7 @@ _IO_CODES = frozenset({"CMP_LOG_UNREADABLE", "CMP_WRITE_FAILED", "CMP_APPLY_USAG
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="session log (JSONL, zstd or JSON array)")
-    parser.add_argument("--context-window", type=int, metavar="N",
+    parser.add_argument("--context-window", type=integer(1), metavar="N",
                         help="model context window in tokens (default: the log's latest "
                         "request/context contextWindow)")
     parser.add_argument("--trigger", choices=TRIGGERS, default=None,
@@ -47,13 +47,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-prune", action="store_true", help="leave the pruner out")
     parser.add_argument("--strict", action="store_true",
                         help="refuse automatic triggers when no turn is open (as DSH does)")
-    parser.add_argument("--pressure-tokens", type=int, metavar="N",
+    parser.add_argument("--pressure-tokens", type=integer(0), metavar="N",
                         help="use this provider-measured pressure instead of the estimate")
     parser.add_argument("--source-command-id", metavar="ID",
                         help="sourceCommandId of a manual compaction")
     parser.add_argument("--compaction-id", action="append", default=[], metavar="ID",
                         help="compaction id to use (repeatable; default: derived)")
-    parser.add_argument("--time", type=int, metavar="MS",
+    parser.add_argument("--time", type=integer(0), metavar="MS",
                         help="time (epoch ms) of the new events (default: now)")
     parser.add_argument("--provider", default="dshkit",
                         help="provider recorded for a --summary-file summary")
@@ -76,7 +76,7 @@ def configure(compact: argparse.ArgumentParser) -> None:
                          help="summary text, or - for standard input")
     target = apply_p.add_mutually_exclusive_group()
     target.add_argument("--write", action="store_true", help="append to PATH in place")
-    target.add_argument("-o", "--output", metavar="NEW", help="write a new log file NEW")
+    target.add_argument("-o", "--output", metavar="NEW", type=output_path, help="write a new log file NEW")
 
 
 def _usage(message: str, flag: str) -> NoReturn:

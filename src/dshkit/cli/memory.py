@@ -13,10 +13,11 @@ from typing import Any
 
 from ..adapters import FORMATS
 from . import adapt, exits
-from .options import add_db, add_json, add_write_context
+from .options import add_db, add_json, add_write_context, output_path
 from .report import Reporter, from_error, usage
 
-_STORE_CODES = {"STORE_CORRUPT", "STORE_UNSUPPORTED_VERSION", "STORE_BUSY"}
+_STORE_CODES = {"STORE_CORRUPT", "STORE_UNSUPPORTED_VERSION", "STORE_BUSY",
+                "STORE_WRITE_FAILED"}
 _DB_HELP = "store path (default: $DSHKIT_MEMORY_DB or $DSHKIT_HOME/memory/memory.db)"
 FORMAT_LIST = ", ".join(FORMATS)
 
@@ -88,7 +89,7 @@ def configure(memory: argparse.ArgumentParser) -> None:
     exp = add_op("export", help="print the memory-export-v1 envelope (or, with --format, "
                  "another tool's format)")
     _format(exp, "write this format instead of the envelope")
-    exp.add_argument("-o", "--output", metavar="PATH", help="with --format: write here "
+    exp.add_argument("-o", "--output", metavar="PATH", type=output_path, help="with --format: write here "
                      "instead of stdout")
     adapt.add_flags(exp, ("write",))
     adapt.add_option_lists(exp, ("write",))
@@ -129,6 +130,23 @@ def _item(args: argparse.Namespace) -> dict[str, Any]:
     if args.source is not None:
         item["source"] = args.source
     return item
+
+
+def _shown(args: argparse.Namespace, value: Any) -> list[Any] | None:
+    """The entry inputs a write adds, for the approval prompt (TOOL-CLI-013)."""
+    from ..reference.memory import MemoryProtocolError
+    from ..reference.memory.exchange import envelope_entries
+
+    if args.op in ("add", "replace", "consolidate"):
+        return [_item(args)]
+    if args.op == "seed":
+        return value if isinstance(value, list) else None
+    if args.op == "import":
+        try:
+            return envelope_entries(value)
+        except MemoryProtocolError:
+            return None  # refused by the provider before it asks
+    return None
 
 
 def _run(provider: Any, args: argparse.Namespace, value: Any) -> Any:
@@ -224,7 +242,7 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
         return from_error(exc.to_json(), code, flag="--db" if code == exits.USAGE else None)
 
     try:
-        provider = open_provider(args.db, gate=terminal_gate(args.yes),
+        provider = open_provider(args.db, gate=terminal_gate(args.yes, _shown(args, value)),
                                  write_policy=args.policy, durability=args.durability)
     except MemoryProtocolError as exc:
         raise refused(exc) from None

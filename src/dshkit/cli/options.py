@@ -61,3 +61,32 @@ def write_context(args: argparse.Namespace) -> dict[str, Any]:
     if args.agent_preset is not None:
         header["agentPreset"] = args.agent_preset
     return {"agent": {"session": {"id": args.session_id, "header": header}}}
+
+
+#: The largest integer an option takes: what SQLite and JSON consumers hold exactly.
+MAX_INTEGER = 2**63 - 1
+
+
+def integer(low: int) -> Any:
+    """An ``argparse`` type: a decimal integer from ``low`` to :data:`MAX_INTEGER`, so that a
+    value no store or counter can hold is a usage error, not a crash (TOOL-CLI-011)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
+        if not low <= value <= MAX_INTEGER:
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give an integer from "
+                                             f"{low} to {MAX_INTEGER}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def output_path(text: str) -> str:
+    """An ``argparse`` type for ``-o/--output``: a non-empty path."""
+    if text == "":
+        raise argparse.ArgumentTypeError("the output path is empty: name a file")
+    return text

@@ -37,7 +37,7 @@ from ..reference.query.store import JOURNAL_MODES
 from ..reference.query.timestamps import iso, timestamp_range
 from ..reference.query.tools import format_event_search, format_session_search
 from . import exits
-from .options import add_db, add_json
+from .options import add_db, add_json, integer
 from .report import Reporter, from_error
 
 _USAGE_CODES = {INVALID_CONFIG, INVALID_CURSOR, INVALID_FILTER, INVALID_LIMIT, INVALID_QUERY,
@@ -78,13 +78,13 @@ def configure(query: argparse.ArgumentParser) -> None:
                                                                "log-only"),
                         help="only events on this surface (repeatable; default: current and "
                         "log-only, never shadowed)")
-    search.add_argument("--seq-from", type=int, metavar="N", help="only events from this seq")
-    search.add_argument("--seq-to", type=int, metavar="N", help="only events up to this seq")
+    search.add_argument("--seq-from", type=integer(0), metavar="N", help="only events from this seq")
+    search.add_argument("--seq-to", type=integer(0), metavar="N", help="only events up to this seq")
     search.add_argument("--time-from", metavar="ISO",
                         help="only events at or after this time (ISO 8601)")
     search.add_argument("--time-to", metavar="ISO",
                         help="only events at or before this time (ISO 8601)")
-    search.add_argument("--limit", type=int, metavar="N", help="results per page")
+    search.add_argument("--limit", type=integer(1), metavar="N", help="results per page")
     search.add_argument("--cursor", metavar="CURSOR", help="continue a previous search")
     search.add_argument("--match", choices=MATCH_MODES, default="auto",
                         help="token (FTS5 phrase), literal (substring scan) or auto (literal "
@@ -97,13 +97,13 @@ def configure(query: argparse.ArgumentParser) -> None:
                        ("trace", "print what replaced an event and what it replaced")):
         op = ops.add_parser(name, help=text)
         op.add_argument("session", metavar="SESSION", help="session id (with --db) or log file")
-        op.add_argument("seq", type=int, metavar="SEQ", help="seq of the event")
+        op.add_argument("seq", type=integer(0), metavar="SEQ", help="seq of the event")
         add_db(op, "index database that knows the session")
         add_json(op)
         if name == "read":
-            op.add_argument("--before", type=int, default=0, metavar="N",
+            op.add_argument("--before", type=integer(0), default=0, metavar="N",
                             help="events before SEQ to print (default 0)")
-            op.add_argument("--after", type=int, default=0, metavar="N",
+            op.add_argument("--after", type=integer(0), default=0, metavar="N",
                             help="events after SEQ to print (default 0)")
 
     documents = ops.add_parser("documents", help="print the searchable documents of a log")

@@ -5,11 +5,37 @@ envelope ``{"ok": false, "command", "error": {...}}`` of every ``--json`` refusa
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
 
 from . import exits
+
+#: What a terminal acts on or hides, escaped in text output (TOOL-CLI-012): C0 controls but
+#: TAB and LF, DEL, C1 controls, bidi controls and lone surrogates (which cannot be encoded).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                     "\u2066-\u2069\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every character a terminal could act on written as ``\\xNN`` or
+    ``\\uNNNN``; line feeds and tabs stay."""
+    return _UNSAFE.sub(_escape, text)
+
+
+def json_text(obj: Any) -> str:
+    """One JSON text; a lone surrogate (from a log's ``\\udXXX`` escape) is written as its JSON
+    escape, which UTF-8 cannot encode raw."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}",
+                          json.dumps(obj, ensure_ascii=False))
+
 
 #: Members of ``error`` that locate the problem, in the order the text form prints them.
 _LOCATION = ("path", "line", "seq", "pointer", "flag")
@@ -75,8 +101,34 @@ def io_error(path: str, reason: str, flag: str | None = None) -> Refusal:
                    flag=flag, details={"path": path})
 
 
+class OutputFailed(Exception):
+    """Standard output could not be written (not a broken pipe: that ends quietly)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _out(text: str, stream: Any = None) -> None:
+    try:
+        (stream or sys.stdout).write(text)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputFailed(str(exc.strerror or exc)) from None
+
+
+def flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputFailed(str(exc.strerror or exc)) from None
+
+
 def write_json(obj: Any, stream: Any = None) -> None:
-    (stream or sys.stdout).write(json.dumps(obj, ensure_ascii=False) + "\n")
+    _out(json_text(obj) + "\n", stream)
 
 
 class Reporter:
@@ -90,18 +142,18 @@ class Reporter:
         write_json(obj)
 
     def say(self, text: str) -> None:
-        sys.stdout.write(text + "\n")
+        _out(terminal_safe(text) + "\n")
 
     def note(self, text: str) -> None:
-        sys.stderr.write(text + "\n")
+        sys.stderr.write(terminal_safe(text) + "\n")
 
     def refuse(self, refusal: Refusal) -> int:
         if self.json:
             write_json(refusal.envelope(self.command))
         else:
-            sys.stderr.write(describe(refusal) + "\n")
+            sys.stderr.write(terminal_safe(describe(refusal)) + "\n")
             for note in refusal.notes:
-                sys.stderr.write(f"  - {note}\n")
+                sys.stderr.write(terminal_safe(f"  - {note}") + "\n")
         return refusal.exit_code
 
 
