@@ -352,13 +352,23 @@ class Policy:
                 raise _invalid(f"/writePolicies/{key}", "values are ask, auto or off")
         return cls(default, table)
 
-    def resolve(self, source: str | None, bucket: str | None) -> tuple[str, str]:
-        """MEM-GATE-002: first hit wins: source key, bucket key, global."""
-        if source is not None and f"source:{source}" in self.overrides:
-            return self.overrides[f"source:{source}"], f"source:{source}"
-        if bucket is not None and bucket in self.overrides:
-            return self.overrides[bucket], bucket
-        return self.default, "global"
+    def resolve(self, source: str | None, buckets: Sequence[str]) -> tuple[str, str]:
+        """MEM-GATE-002: per bucket, the configured keys among the source key and the bucket
+        key (the global policy when neither is configured); the strictest of all of them
+        decides (off > ask > auto), the first found on a tie (source key, then buckets in
+        sorted order)."""
+        rank = {"auto": 0, "ask": 1, "off": 2}
+        seen: list[tuple[str, str]] = []
+        source_key = f"source:{source}"
+        for bucket in sorted(set(buckets)) or [""]:
+            keys = [k for k in (source_key if source is not None else "", bucket)
+                    if k and k in self.overrides]
+            seen += [(self.overrides[k], k) for k in keys] or [(self.default, "global")]
+        best = seen[0]
+        for pair in seen[1:]:
+            if rank[pair[0]] > rank[best[0]]:
+                best = pair
+        return best
 
 
 def approval_payload(action: str, track: str, scope: str, text: str, *, source: str | None,
@@ -605,11 +615,11 @@ class MemoryModel:
                   source=payload.get("source") or DEFAULT_SOURCE, ts=ts)
 
     def _decide(self, writer: Writer, payload: dict[str, Any], write: object,
-                source: str | None, bucket: str | None) -> _Decision:
+                source: str | None, buckets: Sequence[str]) -> _Decision:
         """MEM-GATE-003..005 and the MEM-GATE-008 label."""
         if writer.approval_policy == "never":
             return _Decision("rejected", "rejected (via session never)")
-        chosen, key = self.policy.resolve(source, bucket)
+        chosen, key = self.policy.resolve(source, buckets)
         if chosen == "off":
             return _Decision("rejected", f"rejected (via writePolicy off from {key})")
         if chosen == "auto":
@@ -627,8 +637,8 @@ class MemoryModel:
         return _Decision(answer, f"{answer} (via {decider})")
 
     def _approve(self, op: str, writer: Writer, payload: dict[str, Any], write: object,
-                 source: str | None, bucket: str | None) -> _Decision:
-        decision = self._decide(writer, payload, write, source, bucket)
+                 source: str | None, buckets: Sequence[str]) -> _Decision:
+        decision = self._decide(writer, payload, write, source, buckets)
         if decision.outcome != APPROVED:
             self._payload_row(f"{op}-denied", writer, payload, decision.label)  # MEM-GATE-006
             details: dict[str, Any] = {"outcome": decision.outcome}
@@ -673,7 +683,7 @@ class MemoryModel:
         payload = approval_payload("add", new.track, new.scope, new.text, source=new.source,
                                    targets=[])
         decision = self._approve("add", writer, payload, write, new.source,
-                                 f"{new.track}/{new.scope}")
+                                 [f"{new.track}/{new.scope}"])
 
         def apply() -> dict[str, Any]:
             self._check_budget(additions)
@@ -698,7 +708,7 @@ class MemoryModel:
         payload = approval_payload("replace", track, scope,
                                    replace_payload_text(target["text"], text), source=source,
                                    targets=[target])
-        decision = self._approve("replace", writer, payload, write, source, f"{track}/{scope}")
+        decision = self._approve("replace", writer, payload, write, source, [f"{track}/{scope}"])
 
         def apply() -> dict[str, Any]:
             current = self._guard(track, scope, match, writer, target)
@@ -727,7 +737,7 @@ class MemoryModel:
         payload = approval_payload("remove", track, scope, target["text"],
                                    source=target["source"], targets=[target])
         decision = self._approve("remove", writer, payload, write, target["source"],
-                                 f"{track}/{scope}")
+                                 [f"{track}/{scope}"])
 
         def apply() -> dict[str, Any]:
             current = self._guard(track, scope, match, writer, target)
@@ -768,7 +778,7 @@ class MemoryModel:
             consolidate_payload_text(checked, [t["text"] for t in targets], text),
             source=source, targets=targets)
         decision = self._approve("consolidate", writer, payload, write, source,
-                                 f"{track}/{scope}")
+                                 [f"{track}/{scope}"])
         new = NewEntry(track, scope, text, tuple(tags), source, workspace, agent)
 
         def apply() -> dict[str, Any]:
@@ -806,7 +816,7 @@ class MemoryModel:
         payload = approval_payload("seed", track, scope, seed_payload_text(news), source=common,
                                    targets=[], count=len(news))
         decision = self._approve("seed", writer, payload, write, common,
-                                 f"{track}/{scope}" if len(buckets) == 1 else None)
+                                 [f"{t}/{s}" for t, s in buckets])
 
         def apply() -> dict[str, Any]:
             self._check_budget(additions)
