@@ -19,13 +19,15 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 from dshkit import __version__
 
+from .handshake import hello_problem
 from .interface import Approver, ApproverFailure, JsonObject, NotSupported
 from .outcomes import KitError
+from .registry import registry
 
 __all__ = ["HarnessCaseError", "SubprocessImplementation"]
 
@@ -140,8 +142,13 @@ class SubprocessImplementation:
 
     def __init__(self, argv: Sequence[str], *, timeout: float = 30.0,
                  handshake_timeout: float = 30.0, cwd: str | None = None,
-                 env: dict[str, str] | None = None, validate: bool = True) -> None:
+                 env: dict[str, str] | None = None, validate: bool = True,
+                 known_capabilities: Iterable[str] | None = None) -> None:
+        """``known_capabilities``: the names a handshake may declare (default: every
+        capability of the installed kit's suites)."""
         self.argv = list(argv)
+        self.known_capabilities = (tuple(known_capabilities) if known_capabilities is not None
+                                   else tuple(registry().capabilities()))
         self.timeout = timeout
         self.handshake_timeout = handshake_timeout
         self.cwd = cwd
@@ -186,7 +193,9 @@ class SubprocessImplementation:
         except ValueError as exc:
             process.kill()
             raise KitError("HARNESS_HANDSHAKE", f"handshake reply is not JSON: {exc}") from exc
-        problem = self._problem(reply)
+        problem = hello_problem(reply, self.known_capabilities) if self.validate else ""
+        if not problem and self.validate and self._problem(reply):
+            problem = f"{self._problem(reply)} (CNF-HAR-002)"
         if problem or "implementation" not in reply:
             process.kill()
             raise KitError("HARNESS_HANDSHAKE",
