@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from dshkit import __version__
 from dshkit.cli import exits
@@ -29,15 +29,15 @@ from dshkit.cli.atomic import write_atomic
 from dshkit.cli.report import Refusal, Reporter
 
 from .baseline import Baseline, BaselineError, load_baseline
-from .coverage import coverage
-from .interface import Implementation
+from .coverage import Coverage, coverage
+from .interface import Implementation, NotSupported
 from .kitdata import KIT_NAME, digests, manifest, requirements, spec_versions
 from .outcomes import CaseOutcome, RunResult
 from .printable import json_text, visible
 from .registry import Registry, registry
 from .report import build_report, console_lines, to_junit, to_markdown
 from .runner import KitError, load_implementation, run_kit, select_cases
-from .vectors import load_cases, load_files
+from .vectors import Case, load_cases, load_files
 
 __all__ = ["add_arguments", "build_parser", "execute", "main"]
 
@@ -169,8 +169,42 @@ def _prepare(args: argparse.Namespace) -> tuple[Registry, Baseline | None, Imple
     return suites, baseline, impl
 
 
+class _NotStarted:
+    """The implementation of a run refused before it started: only its ``--impl`` is known."""
+
+    name, version, language = "(not started)", "(unknown)", "(unknown)"
+    capabilities: tuple[str, ...] = ()
+
+    def run(self, operation: str, input: dict[str, Any], params: dict[str, Any],
+            approver: Any = None) -> dict[str, Any]:
+        raise NotSupported("the run did not start")
+
+
+def _report_refusal(args: argparse.Namespace, refusal: Refusal) -> None:
+    """Leave a report saying why no case ran, so that no stale report of an earlier run is
+    taken for this one; a report that cannot be written changes nothing of the refusal."""
+    if not (args.report or args.junit or args.markdown):
+        return
+    now = time.time()
+    run = RunResult(cast(Implementation, _NotStarted()), [], [], {}, now, 0.0)
+    report = build_report(run, suites=registry(), connector=args.impl,
+                          coverage=_coverage(load_cases()), kit=_kit_block(), seed=args.seed)
+    report["kit"]["problems"] = {"run": f"{refusal.code}: {refusal.message} (no case ran)"}
+    report["summary"]["ok"] = False
+    _write_reports(args, report)
+
+
+def _coverage(every: Sequence[Case]) -> Coverage:
+    return coverage(every, requirements().get("requirements", []),
+                    manifest().get("kitVerified", {}), manifest().get("toolVerified", {}))
+
+
 def _execute(args: argparse.Namespace, out: Reporter) -> int:
-    suites, baseline, impl = _prepare(args)
+    try:
+        suites, baseline, impl = _prepare(args)
+    except Refusal as refusal:
+        _report_refusal(args, refusal)
+        raise
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     every = load_cases()
     chosen = select_cases(every, args.suite, args.case)
@@ -201,9 +235,7 @@ def _execute(args: argparse.Namespace, out: Reporter) -> int:
 
         run.stale += baseline.apply_properties(property_tests,
                                                known=[p.name for p in PROPERTIES])
-    traced = coverage(every, requirements().get("requirements", []),
-                      manifest().get("kitVerified", {}), manifest().get("toolVerified", {}))
-    report = build_report(run, suites=suites, connector=args.impl, coverage=traced,
+    report = build_report(run, suites=suites, connector=args.impl, coverage=_coverage(every),
                           kit=_kit_block(), seed=seed, property_tests=property_tests)
     if stopped is not None:
         report["kit"].setdefault("problems", {})["run"] = (

@@ -148,7 +148,7 @@ class SubprocessImplementation:
         capability of the installed kit's suites)."""
         self.argv = list(argv)
         self.known_capabilities = (tuple(known_capabilities) if known_capabilities is not None
-                                   else tuple(registry().capabilities()))
+                                   else registry().declarable())
         self.timeout = timeout
         self.handshake_timeout = handshake_timeout
         self.cwd = cwd

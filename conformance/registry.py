@@ -70,6 +70,11 @@ class Registry:
                 return suite
         return None
 
+    def declarable(self) -> tuple[str, ...] | None:
+        """The capability names an implementation may declare; ``None`` (anything goes) when a
+        suite module failed to load, since its names are then unknown."""
+        return None if self.problems else tuple(self.capabilities())
+
     def capabilities(self) -> dict[str, str]:
         """Every capability of every suite with its description, suite order."""
         out: dict[str, str] = {}

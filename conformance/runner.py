@@ -20,6 +20,7 @@ from importlib import metadata
 from typing import Any, cast
 
 from .baseline import Baseline
+from .handshake import unknown_capabilities
 from .harness_client import SubprocessImplementation
 from .interface import (
     Approver,
@@ -117,6 +118,10 @@ def load_implementation(spec: str, *, timeout: float = 30.0) -> Implementation:
             raise KitError("IMPL_UNAVAILABLE",
                            f"cannot create {spec}: {type(exc).__name__}: {exc}") from exc
         if isinstance(impl, Implementation):
+            known = registry().declarable()
+            problem = unknown_capabilities(impl.capabilities, known) if known else ""
+            if problem:
+                raise KitError("IMPL_INVALID", f"{spec}: {problem}")
             return impl
         if isinstance(impl, SessionLogImplementation):
             return cast(Implementation, _LegacySessionLog(impl))

@@ -139,3 +139,20 @@ def test_a_report_that_cannot_be_written_is_an_io_error(
     schemas.validator("cli/v1/refusal.json").validate(envelope)
     assert envelope["error"]["code"] == "IO_ERROR" and envelope["error"]["flag"] == "--report"
     assert envelope["report"]["summary"]["passed"] == 1
+
+
+def test_a_run_refused_before_it_starts_leaves_a_report_saying_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stale = tmp_path / "r.json"
+    stale.write_text('{"an": "earlier run"}', encoding="utf-8")
+    code = console.main(["--impl", f"cmd:{sys.executable} -c pass", "--report", str(stale),
+                         "--junit", str(tmp_path / "r.xml"), "--markdown",
+                         str(tmp_path / "r.md")])
+    assert code == 2
+    assert "HARNESS_HANDSHAKE" in capsys.readouterr().err
+    report = json.loads(stale.read_text(encoding="utf-8"))
+    schemas.validator("conformance/v1/report.json").validate(report)
+    assert report["summary"]["ok"] is False and report["cases"] == []
+    assert report["kit"]["problems"]["run"].startswith("HARNESS_HANDSHAKE: ")
+    ET.parse(tmp_path / "r.xml")
+    assert "does not pass" in (tmp_path / "r.md").read_text(encoding="utf-8")

@@ -86,3 +86,26 @@ def test_command_line_splitting() -> None:
         with pytest.raises(KitError) as caught:
             command_line(bad)
         assert caught.value.code == "IMPL_INVALID"
+
+
+class _Misspelled:
+    name, version, language = "misspelled", "1.0.0", "python"
+    capabilities = ("session-log.invariant",)
+
+    def run(self, operation: str, input: Any, params: Any, approver: Any = None) -> Any:
+        return {"valid": True}
+
+
+def create_misspelled() -> _Misspelled:
+    return _Misspelled()
+
+
+def test_a_python_implementation_with_an_unknown_capability_is_refused() -> None:
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        with pytest.raises(KitError) as caught:
+            load_implementation("py:test_kit_handshake:create_misspelled")
+    finally:
+        sys.path.remove(str(Path(__file__).parent))
+    assert caught.value.code == "IMPL_INVALID"
+    assert "did you mean 'session-log.invariants'?" in caught.value.message
