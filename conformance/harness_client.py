@@ -192,10 +192,9 @@ class SubprocessImplementation:
             reply = json.loads(line)
         except ValueError as exc:
             process.kill()
-            raise KitError("HARNESS_HANDSHAKE", f"handshake reply is not JSON: {exc}") from exc
-        problem = hello_problem(reply, self.known_capabilities) if self.validate else ""
-        if not problem and self.validate and self._problem(reply):
-            problem = f"{self._problem(reply)} (CNF-HAR-002)"
+            raise KitError("HARNESS_HANDSHAKE",
+                           f"handshake reply is not JSON: {exc} (CNF-HAR-001)") from exc
+        problem = self._hello_problem(reply)
         if problem or "implementation" not in reply:
             process.kill()
             raise KitError("HARNESS_HANDSHAKE",
@@ -204,15 +203,26 @@ class SubprocessImplementation:
             process.kill()
             raise KitError("HARNESS_HANDSHAKE",
                            f"the harness speaks protocol version {reply.get('version')}, "
-                           f"the kit {PROTOCOL_VERSION}")
+                           f"the kit {PROTOCOL_VERSION} (CNF-HAR-002)")
         identity = reply["implementation"]
         if self._identity is not None and (identity["name"], identity["version"]) != (
                 self._identity["name"], self._identity["version"]):
             process.kill()
             raise KitError("HARNESS_HANDSHAKE", "a restarted harness reported another "
-                           f"implementation: {identity['name']} {identity['version']}")
+                           f"implementation: {identity['name']} {identity['version']} "
+                           "(CNF-HAR-002)")
         self._identity = identity
         self._process = process
+
+    def _hello_problem(self, reply: object) -> str:
+        """What is wrong with a handshake reply in plain words, then by the schema."""
+        if not self.validate:
+            return ""
+        plain = hello_problem(reply, self.known_capabilities)
+        if plain:
+            return plain
+        schema = self._problem(reply)
+        return f"{schema} (CNF-HAR-002)" if schema else ""
 
     def _problem(self, message: object) -> str:
         if self._responses is None:
