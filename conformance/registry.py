@@ -10,6 +10,9 @@ of each suite is in :mod:`dshkit.conformance.implementations.reference`). Option
   suite's ``CAPABILITY``); a case may also list them itself (``"capabilities"``);
 - ``make_approver(case)`` and ``attach(result, approver)``: the kit's approver for a case
   and the result with what it recorded (memory cases).
+- ``OPERATION_DOCS: dict[str, dict]``: per operation its ``summary``, ``input``, ``params``
+  (name -> ``{"default" or "default_text", "description"}``) and ``result``, for the
+  implementer's contract pages (:mod:`dshkit.conformance.contract`).
 
 A module that fails to import or lacks a member is reported as a problem of the registry;
 the cases of its suite then error, and the rest of the kit still runs.
