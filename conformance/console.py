@@ -3,35 +3,45 @@
 The property tests of the kit run by default after the cases (``--properties N`` examples
 each, 0 disables them), with a seed that the header reports (``--seed`` repeats a run).
 
-Exit status: 0 every applicable case and property test passed (or failed as the baseline
-lists) and no baseline entry is stale; 1 otherwise; 2 usage or I/O problems (bad ``--impl``, a harness that cannot
-start, an unreadable baseline, a report that cannot be written). Never a traceback.
+Exit status (the one table of the command line, :mod:`dshkit.cli.exits`): 0 every applicable
+case and property test passed (or failed as the baseline lists) and no baseline entry is stale;
+1 otherwise; 2 usage or I/O problems (bad ``--impl``, a harness that cannot start, an
+unreadable baseline, a report that cannot be written); 3 a kit bug, 130 interrupted. Never a
+traceback; with ``--json`` a refusal is the command line's envelope (``cli/v1/refusal.json``).
+A run that stops midway still writes its reports (atomically) with the cases run so far and
+the reason under ``kit.problems.run``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import random
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from dshkit import __version__
+from dshkit.cli import exits
+from dshkit.cli.atomic import write_atomic
+from dshkit.cli.report import Refusal, Reporter
 
-from .baseline import BaselineError, load_baseline
-from .coverage import coverage
+from .baseline import Baseline, BaselineError, load_baseline
+from .coverage import Coverage, coverage
+from .interface import Implementation, NotSupported
 from .kitdata import KIT_NAME, digests, manifest, requirements, spec_versions
+from .outcomes import CaseOutcome, RunResult
+from .printable import json_text, visible
 from .registry import Registry, registry
 from .report import build_report, console_lines, to_junit, to_markdown
 from .runner import KitError, load_implementation, run_kit, select_cases
-from .vectors import load_cases, load_files
+from .vectors import Case, load_cases, load_files
 
 __all__ = ["add_arguments", "build_parser", "execute", "main"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+COMMAND = "conformance"
 #: Examples per property test in a default run: enough to exercise every generator, small
 #: enough that the whole kit stays within seconds against the reference.
 DEFAULT_PROPERTY_EXAMPLES = 50
@@ -74,19 +84,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _error(args: argparse.Namespace, code: str, message: str) -> int:
-    if getattr(args, "json", False):
-        sys.stdout.write(json.dumps({"code": code, "message": message}) + "\n")
-    else:
-        sys.stderr.write(f"dshkit conformance: {code}: {message}\n")
-    return EXIT_USAGE
-
-
-def _write(path: str, text: str) -> None:
-    target = Path(path)
-    if target.parent != Path(""):
-        target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+def _refusal(code: str, message: str, flag: str | None = None) -> Refusal:
+    return Refusal(code, visible(message), exit_code=exits.USAGE, flag=flag)
 
 
 def _kit_block() -> dict[str, Any]:
@@ -114,18 +113,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
-        return int(exc.code) if isinstance(exc.code, int) else 2
+        return int(exc.code) if isinstance(exc.code, int) else exits.USAGE
     return execute(args)
 
 
+def _tolerant_streams() -> None:
+    """A terminal that cannot show a character gets its escape, not an exception."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure: Callable[..., None] | None = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def execute(args: argparse.Namespace) -> int:
+    out = Reporter(COMMAND, bool(getattr(args, "json", False)))
+    _tolerant_streams()
     try:
-        return _execute(args)
+        return _execute(args, out)
+    except Refusal as refusal:
+        return out.refuse(refusal)
     except KeyboardInterrupt:
-        return 130
+        return exits.INTERRUPTED
     except Exception as exc:  # never a traceback
-        sys.stderr.write(f"dshkit conformance: INTERNAL_ERROR: {type(exc).__name__}: {exc}\n")
-        return EXIT_INTERNAL
+        return out.refuse(Refusal(
+            "INTERNAL_ERROR", visible(f"{type(exc).__name__}: {exc}; this is a dshkit bug, "
+                                      "please report it"), exit_code=exits.INTERNAL))
 
 
 def _unknown_suites(unknown: Sequence[str], suites: Registry) -> str:
@@ -136,55 +148,133 @@ def _unknown_suites(unknown: Sequence[str], suites: Registry) -> str:
     return message
 
 
-def _execute(args: argparse.Namespace) -> int:
+def _prepare(args: argparse.Namespace) -> tuple[Registry, Baseline | None, Implementation]:
+    """What a run needs, or the refusal that stops it before any case runs."""
     suites = registry()
     unknown = [s for s in args.suite if s not in suites.suites]
     if unknown:
-        return _error(args, "SUITE_UNKNOWN", _unknown_suites(unknown, suites))
+        raise _refusal("SUITE_UNKNOWN", _unknown_suites(unknown, suites), "--suite")
     try:
         baseline = load_baseline(args.baseline) if args.baseline else None
     except BaselineError as exc:
-        return _error(args, "BASELINE_INVALID", str(exc))
+        raise _refusal("BASELINE_INVALID", str(exc), "--baseline") from None
     if args.properties > 0 and importlib.util.find_spec("hypothesis") is None:
-        return _error(args, "PROPERTIES_UNAVAILABLE", "the property tests need hypothesis: "
-                      "pip install 'dshkit[conformance]', or run with --properties 0")
+        raise _refusal("PROPERTIES_UNAVAILABLE", "the property tests need hypothesis, a "
+                       "dependency of dshkit: reinstall it (pip install dshkit), or run with "
+                       "--properties 0", "--properties")
     try:
         impl = load_implementation(args.impl, timeout=args.timeout)
     except KitError as exc:
-        return _error(args, exc.code, exc.message)
+        raise _refusal(exc.code, exc.message, "--impl") from None
+    return suites, baseline, impl
+
+
+class _NotStarted:
+    """The implementation of a run refused before it started: only its ``--impl`` is known."""
+
+    name, version, language = "(not started)", "(unknown)", "(unknown)"
+    capabilities: tuple[str, ...] = ()
+
+    def run(self, operation: str, input: dict[str, Any], params: dict[str, Any],
+            approver: Any = None) -> dict[str, Any]:
+        raise NotSupported("the run did not start")
+
+
+def _report_refusal(args: argparse.Namespace, refusal: Refusal) -> None:
+    """Leave a report saying why no case ran, so that no stale report of an earlier run is
+    taken for this one; a report that cannot be written changes nothing of the refusal."""
+    if not (args.report or args.junit or args.markdown):
+        return
+    now = time.time()
+    run = RunResult(cast(Implementation, _NotStarted()), [], [], {}, now, 0.0)
+    report = build_report(run, suites=registry(), connector=args.impl,
+                          coverage=_coverage(load_cases()), kit=_kit_block(), seed=args.seed)
+    report["kit"]["problems"] = {"run": f"{refusal.code}: {refusal.message} (no case ran)"}
+    report["summary"]["ok"] = False
+    _write_reports(args, report)
+
+
+def _coverage(every: Sequence[Case]) -> Coverage:
+    return coverage(every, requirements().get("requirements", []),
+                    manifest().get("kitVerified", {}), manifest().get("toolVerified", {}))
+
+
+def _execute(args: argparse.Namespace, out: Reporter) -> int:
+    try:
+        suites, baseline, impl = _prepare(args)
+    except Refusal as refusal:
+        _report_refusal(args, refusal)
+        raise
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     every = load_cases()
     chosen = select_cases(every, args.suite, args.case)
+    done: list[CaseOutcome] = []
+    run: RunResult | None = None
+    property_tests: dict[str, Any] | None = None
+    stopped: tuple[str, str, int] | None = None  # code, message, exit status
+    started, clock = time.time(), time.perf_counter()
     try:
-        run = run_kit(impl, chosen, baseline=baseline, suites=suites,
+        run = run_kit(impl, chosen, baseline=baseline, suites=suites, progress=done.append,
                       all_ids=[c.id for c in every],
                       retired=digests().get("tombstones", {}).keys())
         property_tests = _properties(args, impl, seed)
+    except KeyboardInterrupt:
+        stopped = ("INTERRUPTED", "interrupted", exits.INTERRUPTED)
+    except Exception as exc:  # a kit bug: report what ran before it
+        stopped = ("INTERNAL_ERROR", f"{type(exc).__name__}: {exc}; this is a dshkit bug, "
+                   "please report it", exits.INTERNAL)
     finally:
         closer = getattr(impl, "close", None)
         if callable(closer):
             closer()
+    if run is None:
+        run = RunResult(impl, done, [], dict(suites.problems), started,
+                        time.perf_counter() - clock)
     if baseline is not None and property_tests is not None:
         from .properties import PROPERTIES
 
         run.stale += baseline.apply_properties(property_tests,
                                                known=[p.name for p in PROPERTIES])
-    traced = coverage(every, requirements().get("requirements", []),
-                      manifest().get("kitVerified", {}), manifest().get("toolVerified", {}))
-    report = build_report(run, suites=suites, connector=args.impl, coverage=traced,
+    report = build_report(run, suites=suites, connector=args.impl, coverage=_coverage(every),
                           kit=_kit_block(), seed=seed, property_tests=property_tests)
-    try:
-        if args.report:
-            _write(args.report, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-        if args.junit:
-            _write(args.junit, to_junit(report))
-        if args.markdown:
-            _write(args.markdown, to_markdown(report))
-    except OSError as exc:
-        return _error(args, "IO_ERROR", f"cannot write a report: {exc}")
-    if args.json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    if stopped is not None:
+        report["kit"].setdefault("problems", {})["run"] = (
+            f"{stopped[0]}: {stopped[1]} (the run stopped after {len(run.outcomes)} of "
+            f"{len(chosen)} cases; the report holds those)")
+        report["summary"]["ok"] = False
+    unwritten = _write_reports(args, report)
+    if args.json and unwritten is not None:
+        unwritten.report = report  # one JSON document: the envelope, the report inside
+    elif args.json:
+        sys.stdout.write(json_text(report) + "\n")
     else:
         for line in console_lines(report, verbose=args.verbose):
-            print(line)
-    return EXIT_OK if report["summary"]["ok"] else EXIT_FAILED
+            out.say(line)
+    if unwritten is not None:
+        return out.refuse(unwritten)
+    if stopped is not None:
+        out.note(f"dshkit conformance: {stopped[0]}: {visible(stopped[1])}")
+        return stopped[2]
+    return exits.OK if report["summary"]["ok"] else exits.INVALID
+
+
+def _write_reports(args: argparse.Namespace, report: dict[str, Any]) -> Refusal | None:
+    """Write every report asked for (each atomically); the first that could not be written."""
+    writers: list[tuple[str | None, str, Callable[[dict[str, Any]], str]]] = [
+        (args.report, "--report", lambda r: json_text(r, indent=2) + "\n"),
+        (args.junit, "--junit", to_junit),
+        (args.markdown, "--markdown", to_markdown)]
+    first: Refusal | None = None
+    for path, flag, render in writers:
+        if not path:
+            continue
+        target = Path(path)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, render(report), flag)
+        except OSError as exc:
+            first = first or Refusal("IO_ERROR", f"cannot write {path}: {exc.strerror or exc}",
+                                     exit_code=exits.USAGE, path=path, flag=flag)
+        except Refusal as refusal:
+            first = first or refusal
+    return first

@@ -22,13 +22,15 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 from dshkit import __version__
 
+from .handshake import hello_problem
 from .interface import Approver, ApproverFailure, JsonObject, NotSupported
 from .outcomes import KitError
+from .registry import registry
 
 __all__ = ["HarnessCaseError", "SubprocessImplementation"]
 
@@ -218,8 +220,13 @@ class SubprocessImplementation:
                  max_message_bytes: int = MAX_MESSAGE_BYTES,
                  case_stderr_limit: int = CASE_STDERR_LIMIT,
                  stderr_limit: int = STDERR_LIMIT,
-                 max_protocol_restarts: int = MAX_PROTOCOL_RESTARTS) -> None:
+                 max_protocol_restarts: int = MAX_PROTOCOL_RESTARTS,
+                 known_capabilities: Iterable[str] | None = None) -> None:
+        """``known_capabilities``: the names a handshake may declare (default: every
+        capability of the installed kit's suites)."""
         self.argv = list(argv)
+        self.known_capabilities = (tuple(known_capabilities) if known_capabilities is not None
+                                   else registry().declarable())
         self.timeout = timeout
         self.handshake_timeout = handshake_timeout
         self.cwd = cwd
@@ -278,8 +285,9 @@ class SubprocessImplementation:
             reply = json.loads(line)
         except ValueError as exc:
             process.kill()
-            raise KitError("HARNESS_HANDSHAKE", f"handshake reply is not JSON: {exc}") from exc
-        problem = self._problem(reply)
+            raise KitError("HARNESS_HANDSHAKE",
+                           f"handshake reply is not JSON: {exc} (CNF-HAR-001)") from exc
+        problem = self._hello_problem(reply)
         if problem or "implementation" not in reply:
             process.kill()
             raise KitError("HARNESS_HANDSHAKE",
@@ -288,15 +296,26 @@ class SubprocessImplementation:
             process.kill()
             raise KitError("HARNESS_HANDSHAKE",
                            f"the harness speaks protocol version {reply.get('version')}, "
-                           f"the kit {PROTOCOL_VERSION}")
+                           f"the kit {PROTOCOL_VERSION} (CNF-HAR-002)")
         identity = reply["implementation"]
         if self._identity is not None and (identity["name"], identity["version"]) != (
                 self._identity["name"], self._identity["version"]):
             process.kill()
             raise KitError("HARNESS_HANDSHAKE", "a restarted harness reported another "
-                           f"implementation: {identity['name']} {identity['version']}")
+                           f"implementation: {identity['name']} {identity['version']} "
+                           "(CNF-HAR-002)")
         self._identity = identity
         self._process = process
+
+    def _hello_problem(self, reply: object) -> str:
+        """What is wrong with a handshake reply in plain words, then by the schema."""
+        if not self.validate:
+            return ""
+        plain = hello_problem(reply, self.known_capabilities)
+        if plain:
+            return plain
+        schema = self._problem(reply)
+        return f"{schema} (CNF-HAR-002)" if schema else ""
 
     def _problem(self, message: object) -> str:
         if self._responses is None:

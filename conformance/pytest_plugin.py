@@ -15,7 +15,6 @@ with ``-p dshkit.conformance.pytest_plugin``.
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Iterator
@@ -24,8 +23,11 @@ from typing import Any
 
 import pytest
 
+from dshkit.cli.atomic import write_atomic
+
 from .baseline import Baseline, BaselineError, load_baseline
 from .interface import Implementation
+from .printable import DETAIL_LIMIT, json_text, visible
 from .runner import CaseOutcome, KitError, RunResult, load_implementation, run_case, select_cases
 from .vectors import Case, load_cases
 
@@ -125,8 +127,7 @@ class KitSession:
                           manifest().get("kitVerified", {}), manifest().get("toolVerified", {}))
         report = build_report(run, suites=registry(), connector=self.spec, coverage=traced,
                               kit=_kit_block(), seed=random.SystemRandom().randrange(2**32))
-        Path(path).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n",
-                              encoding="utf-8")
+        write_atomic(Path(path), json_text(report, indent=2) + "\n", "--dshkit-report")
 
 
 class KitCollector(pytest.Collector):
@@ -152,20 +153,21 @@ class ConformanceItem(pytest.Item):
     def runtest(self) -> None:
         outcome = run_case(self.kit.impl, self.case)
         self.kit.outcomes.append(outcome)
+        detail = visible(outcome.detail, DETAIL_LIMIT, layout=True)
         entry = self.kit.baseline.entries.get(self.case.id) if self.kit.baseline else None
         if outcome.status == "not_applicable":
             if entry is not None:
                 raise ConformanceFailure(f"stale baseline entry: {self.case.id} is not "
                                          "applicable to the declared capabilities")
-            pytest.skip(f"not applicable: {outcome.detail}")
+            pytest.skip(f"not applicable: {detail}")
         if outcome.status == "passed":
             if entry is not None:
                 raise ConformanceFailure(f"stale baseline entry: {self.case.id} is listed as "
                                          f"failing ({entry.reason}) but passed")
             return
         if entry is not None and (entry.status is None or entry.status == outcome.status):
-            pytest.xfail(f"{entry.reason}: {outcome.status}: {outcome.detail}")
-        raise ConformanceFailure(f"{outcome.status}: {outcome.detail}\n"
+            pytest.xfail(f"{entry.reason}: {outcome.status}: {detail}")
+        raise ConformanceFailure(f"{outcome.status}: {detail}\n"
                                  f"requirements: {', '.join(self.case.requirements)}\n"
                                  f"vector file: {self.case.file}")
 

@@ -12,6 +12,9 @@ of each suite is in :mod:`dshkit.conformance.implementations.reference`). Option
   capabilities), to compare more of a result when the implementation declares more;
 - ``make_approver(case)`` and ``attach(result, approver)``: the kit's approver for a case
   and the result with what it recorded (memory cases).
+- ``OPERATION_DOCS: dict[str, dict]``: per operation its ``summary``, ``input``, ``params``
+  (name -> ``{"default" or "default_text", "description"}``) and ``result``, for the
+  implementer's contract pages (:mod:`dshkit.conformance.contract`).
 
 A module that fails to import or lacks a member is reported as a problem of the registry;
 the cases of its suite then error, and the rest of the kit still runs.
@@ -78,6 +81,11 @@ class Registry:
             if operation in suite.operations:
                 return suite
         return None
+
+    def declarable(self) -> tuple[str, ...] | None:
+        """The capability names an implementation may declare; ``None`` (anything goes) when a
+        suite module failed to load, since its names are then unknown."""
+        return None if self.problems else tuple(self.capabilities())
 
     def capabilities(self) -> dict[str, str]:
         """Every capability of every suite with its description, suite order."""

@@ -9,6 +9,7 @@ from typing import Any
 
 from .coverage import Coverage
 from .outcomes import RunResult
+from .printable import DETAIL_LIMIT, visible
 from .registry import Registry, covers
 
 __all__ = ["build_report", "console_lines", "to_junit", "to_markdown"]
@@ -180,8 +181,19 @@ def to_junit(report: Mapping[str, Any]) -> str:
     for key, value in totals.items():
         root.set(key, str(value))
     root.set("time", f"{summary['duration_s']:.3f}")
+    _printable(root)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _printable(root: ET.Element) -> None:
+    """Escape in every attribute and text what XML 1.0 cannot hold (lone surrogates,
+    control characters): the file stays well-formed whatever an implementation answered."""
+    for element in root.iter():
+        for key, value in element.attrib.items():
+            element.set(key, visible(value, layout=True))
+        if element.text:
+            element.text = visible(element.text, layout=True)
 
 
 def _junit_properties(root: ET.Element, summary: Mapping[str, Any],
@@ -261,10 +273,10 @@ def to_markdown(report: Mapping[str, Any]) -> str:
         lines += ["| Property | Needs | Examples | Outcome |", "| --- | --- | ---: | --- |"]
         lines += [f"| {name} | {', '.join(r.get('capabilities', [])) or '-'} | "
                   f"{r.get('examples_run', r.get('examples', ''))} | "
-                  f"{_property_outcome(r).replace('|', '/')} |"
+                  f"{visible(_property_outcome(r), DETAIL_LIMIT).replace('|', '/')} |"
                   for name, r in properties.items()]
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(visible(line, layout=True) for line in lines)
 
 
 PROPERTY_HEADERS = ("Property", "Needs", "Examples", "Outcome")
@@ -323,7 +335,7 @@ def console_lines(report: Mapping[str, Any], verbose: bool = False) -> list[str]
                     "not_applicable": "N/A"}[status]
             if record.get("baseline", {}).get("expected"):
                 mark = "XFAIL"
-            detail = record.get("detail", "")
+            detail = visible(record.get("detail", ""), DETAIL_LIMIT)
             lines.append(f"{mark:5} {record['id']}" + (f": {detail}" if detail else ""))
     for entry in summary["stale_baseline"]:
         kind = "property " if entry.get("property") else ""
@@ -346,7 +358,7 @@ def console_lines(report: Mapping[str, Any], verbose: bool = False) -> list[str]
         lines.append(f"tool requirements: {tool['total']}, covered by the test suite: "
                      f"{tool['tested']}" + (f" (untested: {', '.join(tool['untested'])})"
                                            if tool["untested"] else ""))
-    lines += _property_lines(summary)
+    lines += [visible(line, DETAIL_LIMIT) for line in _property_lines(summary)]
     lines.append(f"{summary['errored']} errored, {summary['skipped']} skipped, "
                  f"{summary['not_applicable']} not applicable, {summary['expected_failures']} "
                  f"expected failures, {len(summary['stale_baseline'])} stale baseline entries")
@@ -355,4 +367,4 @@ def console_lines(report: Mapping[str, Any], verbose: bool = False) -> list[str]
     lines.append(f"{summary['passed']} passed, {unsuccessful} failed" + (
         f" ({expected} expected by the baseline, {unsuccessful - expected} unexpected)"
         if expected else ""))
-    return lines
+    return [visible(line, layout=True) for line in lines]

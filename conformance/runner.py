@@ -13,12 +13,14 @@ from __future__ import annotations
 import fnmatch
 import importlib
 import shlex
+import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata
 from typing import Any, cast
 
 from .baseline import Baseline
+from .handshake import unknown_capabilities
 from .harness_client import SubprocessImplementation
 from .interface import (
     Approver,
@@ -31,7 +33,7 @@ from .outcomes import REFERENCE_UNAVAILABLE, STATUSES, CaseOutcome, KitError, Ru
 from .registry import Registry, Suite, covers, registry, result_of
 from .vectors import Case, load_cases
 
-__all__ = ["REFERENCE", "STATUSES", "CaseOutcome", "KitError", "RunResult",
+__all__ = ["REFERENCE", "STATUSES", "CaseOutcome", "KitError", "RunResult", "command_line",
            "load_implementation", "run_case", "run_kit", "select_cases"]
 
 #: The default implementation: the dshkit reference, bound to the kit by the only part of the
@@ -80,6 +82,22 @@ def _reference_unavailable(exc: ImportError) -> KitError:
                     "--impl py:module:factory")
 
 
+def command_line(text: str) -> list[str]:
+    """The argv of ``cmd:<command line>``, split as a POSIX shell would; a command quoted as
+    a whole (``cmd:'node harness.mjs'``, as a shell passes it on when the quotes are inside
+    the --impl value) loses that one level of quotes."""
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise KitError("IMPL_INVALID", f"cannot split the command line {text!r}: {exc}; "
+                       "quote it as a shell would, e.g. --impl 'cmd:node harness.mjs'") from None
+    if len(argv) == 1 and text.strip()[:1] in "'\"" and not shutil.which(argv[0]):
+        argv = command_line(argv[0])
+    if not argv:
+        raise KitError("IMPL_INVALID", "cmd: needs a command line, e.g. cmd:node harness.mjs")
+    return argv
+
+
 def load_implementation(spec: str, *, timeout: float = 30.0) -> Implementation:
     """``py:module:factory``, ``cmd:command line``, ``reference`` or ``model``."""
     if spec in ("reference", "ref"):
@@ -100,15 +118,17 @@ def load_implementation(spec: str, *, timeout: float = 30.0) -> Implementation:
             raise KitError("IMPL_UNAVAILABLE",
                            f"cannot create {spec}: {type(exc).__name__}: {exc}") from exc
         if isinstance(impl, Implementation):
+            known = registry().declarable()
+            problem = unknown_capabilities(impl.capabilities, known) if known else ""
+            if problem:
+                raise KitError("IMPL_INVALID", f"{spec}: {problem}")
             return impl
         if isinstance(impl, SessionLogImplementation):
             return cast(Implementation, _LegacySessionLog(impl))
         raise KitError("IMPL_INVALID", f"{spec} provides neither run() with name, version and "
                        "capabilities nor the session-log methods")
     if spec.startswith("cmd:"):
-        argv = shlex.split(spec[4:])
-        if not argv:
-            raise KitError("IMPL_INVALID", "cmd: needs a command line")
+        argv = command_line(spec[4:])
         return SubprocessImplementation(argv, timeout=timeout)
     raise KitError("IMPL_INVALID", f"unsupported --impl {spec!r}; use py:module:factory, "
                    "cmd:<command line>, reference or model")

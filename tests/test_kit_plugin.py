@@ -76,3 +76,19 @@ def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
 @pytest.mark.parametrize("module", ["dshkit.conformance.pytest_plugin"])
 def test_plugin_module_is_importable(module: str) -> None:
     __import__(module)
+
+
+def test_hostile_strings_do_not_break_the_plugin(tmp_path: Path) -> None:
+    """A failing case whose expectation holds a lone surrogate (issue 14) fails as a test, and
+    the JSON report is still written."""
+    yes = Path(__file__).parent / "kit_support" / "yes_harness.py"
+    report = tmp_path / "kit.json"
+    result = pytest_run(tmp_path, "--dshkit-impl", f"cmd:{sys.executable} {yes}",
+                        "--dshkit-suite", "session-log", "--dshkit-case",
+                        "ses-json-lone-surrogate-escape", "--dshkit-report", str(report))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "1 failed, 1 passed" in result.stdout
+    assert "INTERNALERROR" not in result.stdout + result.stderr
+    assert "\\ud800" in result.stdout
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["cases"][0]["status"] == "failed"

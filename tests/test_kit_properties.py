@@ -256,6 +256,6 @@ def test_cli_without_hypothesis_is_a_usage_error(monkeypatch: Any, capsys: Any) 
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "hypothesis" else real(name, *a))
     assert main(["--case", "goal-dec-*", "--json"]) == 2
-    error = json.loads(capsys.readouterr().out)
+    error = json.loads(capsys.readouterr().out)["error"]
     assert error["code"] == "PROPERTIES_UNAVAILABLE" and "--properties 0" in error["message"]
     assert main(["--case", "goal-dec-*", "--properties", "0"]) == 0

@@ -207,7 +207,9 @@ def test_console_script_main(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_usage_errors_are_structured(capsys: pytest.CaptureFixture[str]) -> None:
     assert dshkit_main(["conformance", "--suite", "nope", "--json"]) == 2
-    error = json.loads(capsys.readouterr().out)
+    envelope = json.loads(capsys.readouterr().out)
+    assert envelope["ok"] is False and envelope["command"] == "conformance"
+    error = envelope["error"]
     assert error["code"] == "SUITE_UNKNOWN" and "memory" in error["message"]
     assert dshkit_main(["conformance", "--impl", "py:no.such:thing"]) == 2
     assert "IMPL_UNAVAILABLE" in capsys.readouterr().err

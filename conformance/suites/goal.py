@@ -10,6 +10,39 @@ from typing import Any
 SUITE = "goal"
 CAPABILITY = "goal"
 OPERATIONS: tuple[str, ...] = ("goal.fold", "goal.decode", "goal.service")
+#: The implementer's contract of each operation (``python -m dshkit.conformance.contract``).
+OPERATION_DOCS: dict[str, dict[str, Any]] = {
+    "goal.fold": {
+        "summary": "Replay a session's goal events into the folded goal state.",
+        "input": "`{\"events\": [...]}`: the session log's events, in memory.",
+        "result": "`{\"valid\": true, \"state\": {...}}` (the folded state as JSON), or "
+                  "`{\"valid\": false, \"error\": {\"code\", \"seq\"?, \"message\"}}`.",
+    },
+    "goal.decode": {
+        "summary": "Decode the `data` of one `goal/change` event strictly.",
+        "input": "`{\"data\": ...}`: the event's data member, any JSON value.",
+        "result": "`{\"valid\": true, \"change\": {...} | null}` (the change as JSON, `null` "
+                  "when the data is not a goal change), or `{\"valid\": false, \"error\": "
+                  "{\"code\", \"message\"}}`.",
+    },
+    "goal.service": {
+        "summary": "Run a program of goal-service calls over a session's goal events.",
+        "input": "`{\"events\": [...], \"steps\": [{\"op\", \"args\"?, \"now\"?}]}`: `op` is "
+                 "one of create, edit, pause, resume, complete, clear, block, round, get, "
+                 "disarm, session-start; `now` sets the clock from that step on.",
+        "params": {
+            "now": {"default": 0, "description": "the clock (milliseconds) before any step "
+                                                 "sets it"},
+            "goalIds": {"default_text": "`goal-1`, `goal-2`, ... `goal-99`",
+                        "description": "the ids the service gives new goals, in order"},
+            "defaultMaxGoalRounds": {"default": 256,
+                                     "description": "the round budget of a goal created "
+                                                    "without one"},
+        },
+        "result": "`{\"valid\": true, \"results\": [{\"ok\": value} | {\"error\": code}], "
+                  "\"events\": [...appended...], \"view\": {...}}`.",
+    },
+}
 
 JsonObject = dict[str, Any]
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..interface import ApproverFailure, Concurrent, JsonObject
+from ..memory_driver import DEFAULT_CLOCK, DEFAULT_IDS
 
 SUITE = "memory"
 CAPABILITY = "memory"
@@ -33,6 +34,28 @@ CAPABILITIES = {
                        "matching, approval, audit, query, snapshot, export, errors)",
     "memory.store": "the SQLite store file: layout, opening, migrations, modes, default path "
                     "(prepare, inspect and defaultPath steps)",
+}
+#: The implementer's contract of the operation (``python -m dshkit.conformance.contract``).
+OPERATION_DOCS: dict[str, dict[str, Any]] = {
+    "memory.calls": {
+        "summary": "Run a program of provider calls on a fresh store directory and answer each "
+                   "step; the kit answers the approval callbacks (harness: CNF-HAR-004).",
+        "input": "`{\"steps\": [...]}`: `{\"open\": options, \"path\"?}`, `{\"call\": {\"op\", "
+                 "\"input\"?, \"opts\"?, \"write\"?}}`, and with `memory.store` `{\"prepare\": "
+                 "...}`, `{\"inspect\": ...}`, `{\"defaultPath\": {\"env\"}}`; a step may carry "
+                 "`\"at\"`, the clock reading for that step.",
+        "params": {
+            "clock": {"default_text": f"`{json.dumps(DEFAULT_CLOCK)}`",
+                      "description": "`{start, step}`: a clock frozen within a step, moving "
+                                     "`step` ms between steps; or `{start, tick}`: every "
+                                     "reading `tick` ms after the previous one"},
+            "ids": {"default_text": f"`{json.dumps(DEFAULT_IDS)}`",
+                    "description": "`{prefix, start}`: new ids are `prefix` + 12 hex digits "
+                                   "counting from `start`, shared by every handle of the case"},
+        },
+        "result": "`{\"valid\": true, \"steps\": [{\"ok\": true, \"result\": R} | {\"ok\": "
+                  "false, \"error\": E}, ...]}`; the kit adds `approvals` before comparing.",
+    },
 }
 STORE_STEPS = ("prepare", "inspect", "defaultPath")
 PATH_VARIABLES = ("DSHKIT_MEMORY_DB", "DSHKIT_HOME", "HOME")
