@@ -207,3 +207,16 @@ def conformance_memento(session: nox.Session) -> None:
                 "--report", "build/dsh-memento-report.json",
                 "--markdown", "build/dsh-memento-report.md",
                 "--counterexamples", "build/dsh-memento-counterexamples", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def mutation(session: nox.Session) -> None:
+    """Mutation testing of the session core: seeded sampled mutants of
+    reference/session/{surface,folding,checks,invariants,repair,state,fastpath,pipeline}.py,
+    each run against the kit's session-log and session-ops suites in a child process that
+    imports the mutated module (the working tree is never written). Writes
+    build/mutation/report.{json,md} and rewrites spec/conformance/mutation.md;
+    ``-- --mutants N --seed S`` for another sample (160 and 14 by default)."""
+    session.install(".[conformance]")
+    session.run("python", "-m", "tests.mutation.run", "--spec", "spec/conformance/mutation.md",
+                *session.posargs)

@@ -183,12 +183,28 @@ def _offsets(source: str) -> list[int]:
     return starts
 
 
+def _changes(mutant: Mutant) -> bool:
+    """Whether the edit changes the code (a statement edit always does)."""
+    if mutant.operator in ("delete", "return", "loopctl"):
+        return True
+    before, after = (ast.parse(f"({text})", mode="eval") for text in
+                     (mutant.original, mutant.replacement))
+    return ast.dump(before) != ast.dump(after)
+
+
+def _parses(source: str) -> bool:
+    try:
+        compile(source, "<mutant>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError:
+        return False
+    return True
+
+
 def mutants(source: str, *, file: str, module: str) -> list[Mutant]:
-    """Every mutant of ``source``, in source order; each parses and differs from the
-    original (an edit that would not is dropped)."""
+    """Every mutant of ``source``, in source order; each parses and changes the code (an
+    edit that would not is dropped)."""
     finder = _Finder(source)
     starts = _offsets(source)
-    original_dump = ast.dump(finder.tree)
     found: dict[tuple[int, int, str, str], Mutant] = {}
     for node, operator, replacement in finder.edits():
         line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
@@ -199,10 +215,6 @@ def mutants(source: str, *, file: str, module: str) -> list[Mutant]:
         mutant = Mutant(file=file, module=module, line=line, operator=operator, start=start,
                         end=end, original=source.encode("utf-8")[start:end].decode("utf-8"),
                         replacement=replacement, source=source)
-        try:
-            changed = ast.dump(ast.parse(mutant.mutated_source)) != original_dump
-        except SyntaxError:
-            changed = False
-        if changed:
+        if _changes(mutant) and _parses(mutant.mutated_source):
             found.setdefault((start, end, operator, replacement), mutant)
     return [found[key] for key in sorted(found)]
