@@ -11,7 +11,9 @@ it passes. Mutants listed in ``equivalent.json`` (by id, each with its reason) a
 they count neither way, and the score is killed / (sampled - equivalent).
 
 The report goes to ``build/mutation/report.json`` and ``report.md``; ``--spec PATH`` writes
-the Markdown to PATH too (``spec/conformance/mutation.md`` is the committed copy). Exit
+the Markdown to PATH too (``spec/conformance/mutation.md`` is the committed copy).
+``--rescore REPORT.json`` runs nothing: it scores an earlier report's outcomes again with the
+current ``equivalent.json`` (after judging its survivors). Exit
 status 1 when the unmutated run does not pass or the score is below ``--min-score``.
 """
 
@@ -119,6 +121,25 @@ def run_mutant(mutant: Mutant, timeout: float) -> Outcome:
     detail = lines[-1] if lines else f"exit status {status}"
     return Outcome(mutant, "survived" if status == 0 else "killed", seconds,
                    detail if status != 2 else f"exit status 2: {detail}")
+
+
+def rescore(earlier: dict[str, Any], by_id: dict[str, Mutant],
+            equivalent: dict[str, str]) -> list[Outcome]:
+    """The outcomes of an earlier report, the mutants now listed as equivalent marked so
+    (a mutant of the report that no longer exists is an error: the sources changed)."""
+    outcomes = []
+    for row in earlier["mutants"]:
+        if row["id"] not in by_id:
+            raise SystemExit(f"{row['id']} is no mutant of the current sources: run again")
+        if row["id"] in equivalent:
+            outcomes.append(Outcome(by_id[row["id"]], "equivalent", 0.0,
+                                    equivalent[row["id"]]))
+        elif row["status"] == "equivalent":
+            raise SystemExit(f"{row['id']} was not run (equivalent then): run again")
+        else:
+            outcomes.append(Outcome(by_id[row["id"]], row["status"], row["seconds"],
+                                    row["detail"]))
+    return outcomes
 
 
 # -- the report ---------------------------------------------------------------------------------
@@ -230,29 +251,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec", type=Path, default=None,
                         help="also write the Markdown report here")
     parser.add_argument("--min-score", type=float, default=None)
+    parser.add_argument("--rescore", type=Path, default=None,
+                        help="run nothing: score the outcomes of this earlier report.json "
+                             "again with the current equivalent.json")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     found = all_mutants()
     population = Counter(m.file for m in found)
-    chosen = sample(found, args.mutants, args.seed)
     equivalent = load_equivalent()
     known = {m.id for m in found}
     stale = sorted(i for i in equivalent if i not in known)
-    base_s, imported = baseline(FILES)
-    timeout = args.timeout if args.timeout is not None else max(30.0, 10 * base_s)
-    print(f"{len(chosen)} of {len(found)} mutants (seed {args.seed}); unmutated run "
-          f"{base_s:.1f} s, timeout {timeout:.0f} s", flush=True)
-    outcomes: list[Outcome] = []
-    for index, mutant in enumerate(chosen, 1):
-        if mutant.id in equivalent:
-            outcome = Outcome(mutant, "equivalent", 0.0, equivalent[mutant.id])
-        else:
-            outcome = run_mutant(mutant, timeout)
-        outcomes.append(outcome)
-        print(f"[{index}/{len(chosen)}] {outcome.status:<10} {mutant.id}", flush=True)
-    data = report(outcomes, seed=args.seed, population={p: population[p] for p in FILES},
-                  imported=imported, baseline_s=base_s,
-                  total_s=time.perf_counter() - started, stale=stale)
+    if args.rescore is not None:
+        earlier = json.loads(args.rescore.read_text(encoding="utf-8"))
+        seed, base_s, total_s = earlier["seed"], earlier["baseline_s"], earlier["duration_s"]
+        imported = [module_of(p) for p, row in earlier["files"].items() if row["imported"]]
+        outcomes = rescore(earlier, {m.id: m for m in found}, equivalent)
+    else:
+        seed = args.seed
+        chosen = sample(found, args.mutants, seed)
+        base_s, imported = baseline(FILES)
+        timeout = args.timeout if args.timeout is not None else max(30.0, 10 * base_s)
+        print(f"{len(chosen)} of {len(found)} mutants (seed {seed}); unmutated run "
+              f"{base_s:.1f} s, timeout {timeout:.0f} s", flush=True)
+        outcomes = []
+        for index, mutant in enumerate(chosen, 1):
+            if mutant.id in equivalent:
+                outcome = Outcome(mutant, "equivalent", 0.0, equivalent[mutant.id])
+            else:
+                outcome = run_mutant(mutant, timeout)
+            outcomes.append(outcome)
+            print(f"[{index}/{len(chosen)}] {outcome.status:<10} {mutant.id}", flush=True)
+        total_s = time.perf_counter() - started
+    data = report(outcomes, seed=seed, population={p: population[p] for p in FILES},
+                  imported=imported, baseline_s=base_s, total_s=total_s, stale=stale)
     text = markdown(data)
     _write(BUILD / "report.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     _write(BUILD / "report.md", text)
