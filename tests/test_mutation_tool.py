@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from mutation import child, run
 from mutation.operators import OPERATORS, Mutant, mutants
 
@@ -139,3 +140,22 @@ def test_the_committed_equivalent_list_has_a_reason_for_each_entry() -> None:
     entries = json.loads(run.EQUIVALENT.read_text(encoding="utf-8"))["equivalent"]
     assert all(e["reason"].strip() and "\n" not in e["reason"] for e in entries)
     assert len({e["id"] for e in entries}) == len(entries)
+
+
+def test_rescore_applies_the_equivalent_list_to_an_earlier_run() -> None:
+    found = run.all_mutants()[:3]
+    earlier = run.report([run.Outcome(found[0], "killed", 1.0, "1 failed"),
+                          run.Outcome(found[1], "survived", 1.0, "601 passed"),
+                          run.Outcome(found[2], "survived", 1.0, "601 passed")],
+                         seed=1, population={}, imported=[], baseline_s=1.0, total_s=3.0,
+                         stale=[])
+    by_id = {m.id: m for m in found}
+    again = run.rescore(earlier, by_id, {found[2].id: "same answer"})
+    assert [o.status for o in again] == ["killed", "survived", "equivalent"]
+    assert again[2].detail == "same answer"
+    rescored = run.report(again, seed=1, population={}, imported=[], baseline_s=1.0,
+                          total_s=3.0, stale=[])
+    with pytest.raises(SystemExit, match="was not run"):
+        run.rescore(rescored, by_id, {})  # no longer equivalent: it must run
+    with pytest.raises(SystemExit, match="no mutant of the current sources"):
+        run.rescore(earlier, {}, {})
