@@ -194,7 +194,7 @@ def test_properties_run_over_the_reference_harness() -> None:
     harness = SubprocessImplementation(
         [sys.executable, "-m", "dshkit.conformance.harness_reference"], env=ENV)
     try:
-        for check in (projection_budget_check, compaction_boundary_check):
+        for check in (projection_budget_check, compaction_boundary_check, invalid_log_check):
             result = check(harness, max_examples=8, seed=5)
             assert result["status"] == "passed", result.get("detail")
     finally:
