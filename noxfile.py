@@ -230,3 +230,17 @@ def compliance(session: nox.Session) -> None:
     session.run("pytest", "-q", "-p", "no:cacheprovider", "--slow",
                 "tests/test_compliance_site.py", "tests/test_compliance_site_browser.py",
                 env={"DSHKIT_SITE": "build/site"})
+
+
+@nox.session(python=PYTHON)
+def mutation(session: nox.Session) -> None:
+    """Mutation testing of the session core: seeded sampled mutants of
+    reference/session/{surface,folding,checks,invariants,repair,state,fastpath,pipeline}.py,
+    each run against the kit's session-log and session-ops suites in a child process that
+    imports the mutated module (the working tree is never written). Writes
+    build/mutation/report.{json,md}, and the committed copy spec/conformance/mutation.md when
+    run with the default sample (160 mutants, seed 14); ``-- --mutants N --seed S`` for
+    another sample, written to build/ only."""
+    session.install(".[conformance]")
+    spec = [] if session.posargs else ["--spec", "spec/conformance/mutation.md"]
+    session.run("python", "-m", "tests.mutation.run", *spec, *session.posargs)

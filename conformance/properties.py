@@ -18,7 +18,10 @@
 - :func:`compaction_boundary_check` (:mod:`~dshkit.conformance.properties_compaction`): a
   compaction plan never cuts inside a structural unit and the log with it appended folds
   validly;
-- :data:`PROPERTIES` lists the four with the capabilities each needs, and
+- :func:`invalid_log_check` (:mod:`~dshkit.conformance.properties_invalid`): logs broken on
+  purpose are refused at levels invariants and load with the reference's problem (code, seq,
+  line), the counterexample naming the requirement that problem cites;
+- :data:`PROPERTIES` lists the five with the capabilities each needs, and
   :func:`run_properties` runs them all (what ``dshkit conformance`` does by default).
 
 Every property runs through the kit's interface (:func:`dshkit.conformance.runner.run_case`),
@@ -49,6 +52,8 @@ from .memory_driver import DEFAULT_IDS
 from .model_impl import create as create_model
 from .propcheck import SPEC_VERSION, Probe, case_id, check, check_against, counterexample_file
 from .properties_compaction import compaction_boundary_check
+from .properties_invalid import CAPABILITIES as INVALID_CAPABILITIES
+from .properties_invalid import invalid_log_check
 from .properties_projection import projection_budget_check
 from .strategies import valid_logs
 from .suites.memory import attach, make_approver
@@ -63,6 +68,7 @@ __all__ = [
     "compaction_boundary_check",
     "counterexample_file",
     "expectation",
+    "invalid_log_check",
     "memory_programs",
     "program_case",
     "projection_budget_check",
@@ -383,6 +389,9 @@ PROPERTIES: tuple[Property, ...] = (
     Property("compaction-boundary", "compaction", ("compaction",),
              "a plan never cuts inside a structural unit and the log with the plan appended "
              "folds validly", compaction_boundary_check),
+    Property("session-invalid", "session-log", INVALID_CAPABILITIES,
+             "logs broken on purpose are refused at levels invariants and load with the "
+             "reference's problem (code, seq, line)", invalid_log_check),
 )
 
 

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from kit_support.broken_harness import Broken
 
 import dshkit
@@ -21,6 +22,7 @@ from dshkit.conformance.properties import (
     PROPERTIES,
     compaction_boundary_check,
     expectation,
+    invalid_log_check,
     memory_programs,
     program_case,
     projection_budget_check,
@@ -28,6 +30,7 @@ from dshkit.conformance.properties import (
     session_fold_check,
     stateful_memory_check,
 )
+from dshkit.conformance.properties_invalid import invalid_logs
 from dshkit.conformance.runner import run_case
 from dshkit.conformance.suites import memory
 from dshkit.conformance.vectors import case_from_json
@@ -47,6 +50,40 @@ def test_reference_agrees_with_the_model() -> None:
 def test_reference_session_fold_property() -> None:
     result = session_fold_check(create(), max_examples=15, seed=7)
     assert result["ok"], result.get("detail")
+
+
+def test_reference_session_invalid_property() -> None:
+    result = invalid_log_check(create(), max_examples=15, seed=7)
+    assert (result["status"], result["examples_run"]) == ("passed", 15), result.get("detail")
+
+
+def test_broken_logs_are_refused_with_the_problem_the_reference_names() -> None:
+    reference = create()
+    requirements: set[str] = set()
+
+    @settings(max_examples=40, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(invalid_logs(reference))
+    def drawn(events: list[Any]) -> None:
+        answer = reference.run("validate", {"events": events}, {"level": "load"})
+        assert answer["valid"] is False and answer["error"]["code"]
+        requirements.add(answer["error"]["requirement"])
+
+    drawn()
+    assert len(requirements) >= 5, requirements  # the breaks reach many different rules
+
+
+@pytest.mark.slow  # about 200 draws to the first failure, then the shrinking
+def test_broken_range_check_is_caught_with_a_short_counterexample(tmp_path: Path) -> None:
+    broken = Broken("range", "")
+    result = invalid_log_check(broken, max_examples=300, seed=1, counterexample_dir=tmp_path)
+    assert result["status"] == "failed" and not result["ok"]
+    assert result["detail"] == 'failed: expected valid=False, got "valid"'
+    _check_counterexample(result, tmp_path, "ses", "SES-SURF-005", broken)
+    case = result["case"]
+    assert case["requirements"] == ["SES-SURF-005"]  # the violated rule, not a generic one
+    assert case["expect"]["error"]["code"] == "SURFACE_REPLACE_END_NOT_FOUND"
+    assert len(case["input"]["events"]) <= 4  # shrunk to the replace and what it needs
 
 
 @settings(max_examples=10, deadline=None, database=None)
@@ -100,12 +137,13 @@ def test_expectation_is_the_models() -> None:
                                              "used": 0, "limit": 2000}
 
 
-# -- the four properties of a default run -------------------------------------------------------
+# -- the five properties of a default run -------------------------------------------------------
 
 def test_reference_passes_every_property() -> None:
     results = run_properties(create(), max_examples=12, seed=11)
     assert list(results) == [p.name for p in PROPERTIES] == [
-        "memory-model", "session-fold", "projection-budget", "compaction-boundary"]
+        "memory-model", "session-fold", "projection-budget", "compaction-boundary",
+        "session-invalid"]
     for name, result in results.items():
         assert (result["status"], result["ok"], result["examples_run"]) == ("passed", True, 12), (
             name, result.get("detail"))
@@ -156,7 +194,7 @@ def test_properties_run_over_the_reference_harness() -> None:
     harness = SubprocessImplementation(
         [sys.executable, "-m", "dshkit.conformance.harness_reference"], env=ENV)
     try:
-        for check in (projection_budget_check, compaction_boundary_check):
+        for check in (projection_budget_check, compaction_boundary_check, invalid_log_check):
             result = check(harness, max_examples=8, seed=5)
             assert result["status"] == "passed", result.get("detail")
     finally:
@@ -186,7 +224,8 @@ def test_properties_are_gated_by_capabilities_and_declined_operations() -> None:
     statuses = {name: r["status"] for name, r in results.items()}
     assert statuses == {"memory-model": "passed", "session-fold": "not_applicable",
                         "projection-budget": "not_applicable",
-                        "compaction-boundary": "not_applicable"}
+                        "compaction-boundary": "not_applicable",
+                        "session-invalid": "not_applicable"}
     assert results["session-fold"]["detail"] == ("needs session-log.core, "
                                                  "session-log.invariants")
     assert results["session-fold"]["examples_run"] == 0
@@ -231,13 +270,14 @@ def test_cli_runs_the_properties_by_default(tmp_path: Path,
                  "--report", str(report)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("seed 9; properties: 4 examples each")
-    assert "properties: 4 passed, 0 failed, 0 errored, 0 not applicable, 0 expected failures" \
+    assert "properties: 5 passed, 0 failed, 0 errored, 0 not applicable, 0 expected failures" \
         in out
     summary = json.loads(report.read_text(encoding="utf-8"))["summary"]
     assert not schemas.errors("conformance/v1/report.json",
                               json.loads(report.read_text(encoding="utf-8")))
     assert {n: r["status"] for n, r in summary["property_tests"].items()} == dict.fromkeys(
-        ("memory-model", "session-fold", "projection-budget", "compaction-boundary"), "passed")
+        ("memory-model", "session-fold", "projection-budget", "compaction-boundary",
+         "session-invalid"), "passed")
     assert main(["--case", "goal-dec-*", "--properties", "0"]) == 0
     assert "properties: none run (--properties 0, or none of the selected suites)" in \
         capsys.readouterr().out

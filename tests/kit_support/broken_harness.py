@@ -6,6 +6,8 @@ Usage: ``python broken_harness.py MODE [CASE_ID]``, where MODE is
 - ``closers``: repair closers get the wrong seq numbers;
 - ``budgets``: memory budgets are not enforced (a refused write is reported as a success);
 - ``retain``: a retained reference that cut a text counts one omitted byte too many;
+- ``range``: validation never checks that a replace's range ends on a current node (a log
+  refused only for that is reported valid);
 - ``cuts``: a compaction checkpoint's span is stretched to end inside a structural unit (after
   an assistant message whose tool calls are not all answered yet);
 - ``requirements``: every session-log problem names requirement ``SES-XXX-999``;
@@ -32,8 +34,8 @@ from dshkit.conformance.implementations.reference import ReferenceImplementation
 from dshkit.conformance.interface import Approver, JsonObject
 from dshkit.reference.compaction import LogView, is_checkpoint_event
 
-MODES = ("surface", "closers", "budgets", "retain", "cuts", "requirements", "pointers",
-         "later", "crash", "hang", "garbage", "noisy")
+MODES = ("surface", "closers", "budgets", "retain", "range", "cuts", "requirements",
+         "pointers", "later", "crash", "hang", "garbage", "noisy")
 _WRONG = {"requirements": ("requirement", "SES-XXX-999"), "pointers": ("pointer", "/nonsense")}
 
 
@@ -72,6 +74,9 @@ class Broken:
         return self.damage(case["operation"], result)
 
     def damage(self, operation: str, result: JsonObject) -> JsonObject:
+        if self.mode == "range" and operation == "validate" and (
+                result.get("error") or {}).get("code") == "SURFACE_REPLACE_END_NOT_FOUND":
+            return {"valid": True}
         if result.get("valid") is False and operation in ("validate", "fold"):
             return _problems(self.mode, result)
         if not result.get("valid"):
