@@ -144,7 +144,9 @@ class _Run:
         return True
 
     def select(self, retain: int) -> tuple[int, int] | None:
-        return select_range(self.view.measure().nodes, self.view.boundaries(), retain)
+        # CMP-SEL-001: the cuts are needed only once the tail walk stops short of the head
+        return select_range(self.view.measure().nodes, self.view.boundaries, retain,
+                            surface=self.view.nodes)
 
     def nothing(self, reason: str) -> Plan:
         if self.plan.prunes:
