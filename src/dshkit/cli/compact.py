@@ -28,6 +28,8 @@ from ..reference.json.inputs import JsonInputError, parse_json
 from ..reference.session.levels import Level
 from . import exits
 from .options import add_json
+from .progress import names as _names
+from .progress import working
 from .report import Reporter, from_error, usage
 
 _IO_CODES = frozenset({"CMP_LOG_UNREADABLE", "CMP_WRITE_FAILED", "CMP_APPLY_USAGE",
@@ -250,9 +252,10 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
         planner, _ = _planner(args)
         if args.op == "plan":
             # CMP-PLN-002: plan checks what the planner needs, as the API does; not invariants
-            events, _reader = read_log(args.path, Level.SEED)
-            result = planner(events)
-            shown = explain(events) if args.explain else None
+            with working(out, f"planning a compaction of {_names([args.path])}"):
+                events, _reader = read_log(args.path, Level.SEED)
+                result = planner(events)
+                shown = explain(events) if args.explain else None
             if out.json:
                 out.emit(_plan_document(args, result, shown))
             else:
@@ -260,7 +263,8 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
                 if shown is not None:
                     _print_explain(out, shown)
             return exits.OK
-        report = apply_to_path(args.path, planner, write=args.write, output=args.output)
+        with working(out, f"planning and appending a compaction of {_names([args.path])}"):
+            report = apply_to_path(args.path, planner, write=args.write, output=args.output)
     except CompactionError as exc:
         io = exc.code in _IO_CODES
         raise from_error(exc.to_json(), exits.USAGE if io else exits.INVALID,

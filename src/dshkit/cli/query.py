@@ -38,6 +38,8 @@ from ..reference.query.timestamps import iso, timestamp_range
 from ..reference.query.tools import format_event_search, format_session_search
 from . import exits
 from .options import add_db, add_json
+from .progress import names as _names
+from .progress import working
 from .report import Reporter, from_error
 
 _USAGE_CODES = {INVALID_CONFIG, INVALID_CURSOR, INVALID_FILTER, INVALID_LIMIT, INVALID_QUERY,
@@ -137,7 +139,8 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
 
 
 def _index(args: argparse.Namespace, out: Reporter) -> int:
-    with SessionSearchEngine(SearchConfig(path=args.db, journal_mode=args.journal_mode)) as engine:
+    config = SearchConfig(path=args.db, journal_mode=args.journal_mode)
+    with SessionSearchEngine(config) as engine, working(out, f"indexing {_names(args.paths)}"):
         report = engine.index_paths(args.paths)
     failed = [outcome for outcome in report.files if outcome.error is not None]
     if out.json and failed:

@@ -10,6 +10,8 @@ from typing import Any
 
 from . import exits
 from .options import DEFAULT_SESSION_ID, add_json
+from .progress import names as _names
+from .progress import working
 from .report import Reporter, from_error, usage
 
 MENTION_HELP = """\
@@ -148,7 +150,8 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
         config = ReferenceConfig(max_references=args.max_references,
                                  max_reference_bytes=args.budget if args.budget is not None
                                  else ReferenceConfig().max_reference_bytes)
-        snapshots = _load(args)
+        with working(out, f"projecting {_names(args.paths)}"):
+            snapshots = _load(args)
         references, text = _references(args, list(snapshots))
         prepared = prepare(args.target, [{"type": "text", "text": text or ""}], references,
                            snapshots_resolver(snapshots), config)
