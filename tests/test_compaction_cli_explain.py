@@ -116,11 +116,10 @@ def test_select_only_needs_no_summarizer(tmp_path: Path,
                  str(path)]) == 2
 
 
-@pytest.mark.requirement("CMP-PLN-002")
 def test_plan_checks_the_same_in_api_and_cli(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    """A log that folds and prices but breaks an `invariants` rule (step numbering) is planned
-    by both; `apply` alone refuses it (CMP-APP-001)."""
+    """CMP-PLN-002: a log that folds and prices but breaks an `invariants` rule (step
+    numbering) is planned by both; `apply` alone refuses it (CMP-APP-001)."""
     events = _tool_log()
     for event in events:
         if event["type"] in ("step/start", "step/end", "assistant/message", "tool/result"):

@@ -16,6 +16,7 @@ from .brackets import check_brackets
 from .checkpoint import CHECKPOINT_PREAMBLE
 from .config import BasicConfig, PressureSpec, resolve_config, scale, target_policy
 from .errors import CompactionError
+from .meter import check_meter_steps
 from .pruner import PruneConfig, rewrite_tool_result
 from .region import select_range, validate_region
 from .summarizer import DigestSummarizer, Summarizer
@@ -192,6 +193,7 @@ def plan(events: Sequence[Event], context_window: int | None = None, *,
     resolved = config if isinstance(config, BasicConfig) else resolve_config(config)
     check_brackets(events)
     view = LogView.of(events)
+    check_meter_steps(events)
     if pressure_tokens is not None:
         view.provide_pressure(pressure_tokens)
     result = Plan(trigger=trigger, target=view.target())

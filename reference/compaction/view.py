@@ -75,7 +75,6 @@ class LogView:
     unmatched_start: Event | None = None
     latest_end_seed: int | None = None
     pressure_offset: int | None = None  # CMP-PLN-008: provider figure minus the heuristic
-    open_step: tuple[Any, Any] | None = None  # CMP-TOK-008: the meter's (turn, step)
     _prices: dict[int, int] = field(default_factory=dict)
 
     @classmethod
@@ -110,34 +109,8 @@ class LogView:
                 "CMP_LOG_INVALID", "CMP-PLN-002",
                 f"the log does not fold at seq {event.get('seq')}: {problem.code}: "
                 f"{problem.message}", seq=event.get("seq"), session=problem.code) from None
-        self._meter_steps(event)
         self.events.append(event)
         self._observe(event)
-
-    def _meter_steps(self, event: Event) -> None:
-        """CMP-TOK-008: the step pairing the token meter replays; checked before the event is
-        kept, so a refused event changes nothing."""
-        kind = event.get("type")
-        if kind not in ("step/start", "step/end", "assistant/message"):
-            return
-        data = event.get("data")
-        key = ((data.get("turn"), data.get("step")) if isinstance(data, dict) else (None, None))
-        seq = event.get("seq")
-        if kind == "step/start":
-            if self.open_step is not None:
-                self._meter_refuses(seq, f"step/start at seq {seq} arrived before turn "
-                                         f"{self.open_step[0]}/step {self.open_step[1]} ended")
-            self.open_step = key
-            return
-        if self.open_step != key:
-            self._meter_refuses(seq, f"{kind} at seq {seq} has no matching step/start event")
-        if kind == "step/end":
-            self.open_step = None
-
-    @staticmethod
-    def _meter_refuses(seq: Any, message: str) -> None:
-        raise CompactionError("CMP_LOG_INVALID", "CMP-TOK-008",
-                              f"the token meter cannot price this log: {message}", seq=seq)
 
     def _observe(self, event: Event) -> None:
         kind = event.get("type")
