@@ -64,7 +64,7 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
     from ..reference.projection import SessionReferenceError, snapshot_of_log
     from ..reference.projection.errors import READ_FAILED
     from ..reference.query import SessionQueryError, load_session
-    from ..reference.query.errors import PERSISTENCE_FAILED
+    from ..reference.query.errors import CORRUPT_SESSION, PERSISTENCE_FAILED
 
     paths: list[str] = args.paths
     ids = _per_path(args.session_id, paths, "--session-id")
@@ -75,8 +75,12 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
             loaded = load_session(path)
         except SessionQueryError as exc:
             io = exc.code == PERSISTENCE_FAILED
+            note = ("; dshkit reads a log as a loader does, at level load "
+                    "(spec/query/documents.md#QRY-SRC-001)"
+                    if exc.code == CORRUPT_SESSION else "")
             error = SessionReferenceError(READ_FAILED,
-                                          f"failed to read referenced session: {exc.message}")
+                                          f"failed to read referenced session: {exc.message}"
+                                          f"{note}")
             raise from_error(error.to_json(), exits.USAGE if io else exits.INVALID,
                              path=path) from None
         session_id = given_id or loaded.session_id
