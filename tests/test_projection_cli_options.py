@@ -43,7 +43,8 @@ def test_session_id_cwd_and_ref_on_a_bare_log(tmp_path: Path,
     assert code == 0
     [row] = document["references"]
     assert row["sessionId"] == "s-big"
-    assert row["cwd"] == "/work/big"
+    assert '"sessionId":"s-big"' in document["prompt"]
+    assert '"cwd":"/work/big"' in document["prompt"]
     assert "hello there" in document["prompt"]
     code, text = _run(capsys, "reference", str(log), "--session-id", "s-big", "--cwd",
                       "/work/big", "--ref", "s-big")

@@ -164,8 +164,7 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
         raise from_error(exc.to_json(), exits.USAGE if config_error else exits.INVALID,
                          flag="--budget or --max-references" if config_error else None) from None
     budget = config.max_reference_bytes
-    rows = [{**source.entry(), "cwd": _cwd(snapshots, source.reference.session_id),
-             "size": source.retained.size, "budget": budget,
+    rows = [{**source.entry(), "size": source.retained.size, "budget": budget,
              "uri": encode_uri(source.reference.session_id),
              "mention": format_mention(source.reference.session_id, source.reference.label)}
             for source in prepared.sources]
@@ -187,5 +186,6 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
     out.say("")
     out.say("accounting:")
     for row in rows:
-        out.say(_accounting(row, row["size"], budget))
+        out.say(_accounting({**row, "cwd": _cwd(snapshots, row["sessionId"])}, row["size"],
+                            budget))
     return exits.OK
