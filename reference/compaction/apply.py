@@ -52,9 +52,16 @@ def _stamp(path: Path) -> tuple[int, int]:
     return info.st_size, info.st_mtime_ns
 
 
-def read_log(path: str | Path) -> tuple[list[Event], LogRun]:
-    """The stored events of a log file, refusing a torn tail and an invalid log."""
-    run = run_log(path, checks=Level.INVARIANTS, every_problem=True, keep=True)
+# Where each reading level is required: applying checks `invariants` (CMP-APP-001); planning
+# checks only what the planner itself needs, the same in the API and the command (CMP-PLN-002).
+_LEVEL_RULE = {Level.INVARIANTS: "CMP-APP-001", Level.SEED: "CMP-PLN-002"}
+
+
+def read_log(path: str | Path, level: Level = Level.INVARIANTS
+             ) -> tuple[list[Event], LogRun]:
+    """The stored events of a log file, refusing a torn tail and a log that fails ``level``."""
+    rule = _LEVEL_RULE.get(level, "CMP-APP-001")
+    run = run_log(path, checks=level, every_problem=True, keep=True)
     if run.unreadable is not None:
         problem = run.unreadable
         raise CompactionError("CMP_LOG_UNREADABLE", "CMP-APP-001",
@@ -65,9 +72,10 @@ def read_log(path: str | Path) -> tuple[list[Event], LogRun]:
                               f"{path} ends in a torn tail; run `dshkit repair --write` first")
     if run.problems:
         problem = run.problems[0]
-        raise CompactionError("CMP_LOG_INVALID", "CMP-APP-001",
-                              f"{path} is not valid at level invariants: {problem.code} at seq "
-                              f"{problem.seq}: {problem.message}", session=problem.code,
+        raise CompactionError("CMP_LOG_INVALID", rule,
+                              f"{path} is not valid at level {level.value}: {problem.code} at "
+                              f"seq {problem.seq}: {problem.message} (required by "
+                              f"spec/compaction/planner.md#{rule})", session=problem.code,
                               seq=problem.seq)
     return list(run.kept or ()), run
 

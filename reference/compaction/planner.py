@@ -16,8 +16,9 @@ from .brackets import check_brackets
 from .checkpoint import CHECKPOINT_PREAMBLE
 from .config import BasicConfig, PressureSpec, resolve_config, scale, target_policy
 from .errors import CompactionError
+from .meter import check_meter_steps
 from .pruner import PruneConfig, rewrite_tool_result
-from .region import select_range
+from .region import select_range, validate_region
 from .summarizer import DigestSummarizer, Summarizer
 from .tokens import estimate_message
 from .transaction import DuringSummary, Failure, IdSource, run_transaction
@@ -45,6 +46,9 @@ class Plan:
     events: list[Event] = field(default_factory=list)
     surface: list[int] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
+    # every span the plan chose to summarize, in order, even when summarizing it failed or
+    # (select-only) was not tried: {start, end, tokens}
+    selected: list[dict[str, int]] = field(default_factory=list)
 
     @property
     def region(self) -> dict[str, int] | None:
@@ -85,6 +89,7 @@ class _Run:
     source_command_id: str | None
     during_summary: DuringSummary | None
     preamble: str
+    select_only: bool = False
 
     def prune(self, config: PruneConfig | None) -> None:
         """CMP-PRN-004 / CMP-PRN-005: rewrite every over-budget current tool result, each right
@@ -124,6 +129,12 @@ class _Run:
         return event
 
     def compact(self, start: int, end: int, stability: str) -> bool:
+        i, j = validate_region(self.view.boundaries(), start, end)
+        nodes = self.view.measure().nodes[i:j + 1]
+        self.plan.selected.append({"start": start, "end": end,
+                                   "tokens": sum(n.tokens for n in nodes)})
+        if self.select_only:
+            return False
         outcome = run_transaction(self.view, start, end, self.summarizer, owner=self.plan.owner,
                                   ids=self.ids, time=self.time,
                                   source_command_id=self.source_command_id,
@@ -144,7 +155,9 @@ class _Run:
         return True
 
     def select(self, retain: int) -> tuple[int, int] | None:
-        return select_range(self.view.measure().nodes, self.view.boundaries(), retain)
+        # CMP-SEL-001: the cuts are needed only once the tail walk stops short of the head
+        return select_range(self.view.measure().nodes, self.view.boundaries, retain,
+                            surface=self.view.nodes)
 
     def nothing(self, reason: str) -> Plan:
         if self.plan.prunes:
@@ -160,7 +173,7 @@ def plan(events: Sequence[Event], context_window: int | None = None, *,
          compaction_ids: Sequence[str] = (), message_ids: Sequence[str] = (),
          time: int | None = None, standalone: bool = True,
          during_summary: DuringSummary | None = None, pressure_tokens: int | None = None,
-         preamble: str = CHECKPOINT_PREAMBLE) -> Plan:
+         preamble: str = CHECKPOINT_PREAMBLE, select_only: bool = False) -> Plan:
     """Plan one compaction of ``events`` for ``trigger`` (CMP-PLN-001).
 
     ``pressure`` uses the context window (or the log's latest ``request/context`` window) and
@@ -169,7 +182,9 @@ def plan(events: Sequence[Event], context_window: int | None = None, *,
     nothing retained); ``region`` compacts the explicit ``region``. ``prune=None`` leaves the
     pruner out. ``standalone=False`` refuses automatic triggers outside an open turn, as DSH
     does; by default a log with no open turn gets a standalone bracket (``turn: null``).
-    ``pressure_tokens`` anchors the estimate on a provider figure (CMP-PLN-008). Raises
+    ``pressure_tokens`` anchors the estimate on a provider figure (CMP-PLN-008).
+    ``select_only`` stops at the first span chosen for a summary (``Plan.selected``): nothing
+    is summarized and no compaction event is planned, only the prunes before it. Raises
     :class:`CompactionError` when the plan is refused.
     """
     if trigger not in TRIGGERS:
@@ -178,6 +193,7 @@ def plan(events: Sequence[Event], context_window: int | None = None, *,
     resolved = config if isinstance(config, BasicConfig) else resolve_config(config)
     check_brackets(events)
     view = LogView.of(events)
+    check_meter_steps(events)
     if pressure_tokens is not None:
         view.provide_pressure(pressure_tokens)
     result = Plan(trigger=trigger, target=view.target())
@@ -186,7 +202,7 @@ def plan(events: Sequence[Event], context_window: int | None = None, *,
                ids=IdSource(events, compaction_ids, message_ids),
                time=view.last_time if time is None else time,
                source_command_id=source_command_id if trigger == "manual" else None,
-               during_summary=during_summary, preamble=preamble)
+               during_summary=during_summary, preamble=preamble, select_only=select_only)
     if view.busy:
         raise CompactionError("CMP_BUSY", "CMP-LCK-002",
                               "a compaction is already in progress (unmatched compaction/start "

@@ -2,23 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .errors import CompactionError
 from .pairing import Boundaries
 from .view import PricedNode
 
 
-def select_range(nodes: Sequence[PricedNode], bounds: Boundaries, retain_tokens: int
+def select_range(nodes: Sequence[PricedNode], bounds: Boundaries | Callable[[], Boundaries],
+                 retain_tokens: int, *, surface: Sequence[int] | None = None
                  ) -> tuple[int, int] | None:
     """CMP-SEL-001: the head-anchored range to compact, or ``None``.
 
     Walk back from the newest node adding prices until ``retain_tokens`` is reached (the newest
     node is always kept), then move the cut head-ward to the nearest balanced cut.
+
+    ``bounds`` may be a function that computes the cuts: it is then called only when the walk
+    stops before the head (step 4), so a corrupt pairing (CMP-BND-006) is not reported when the
+    retained tail already reaches the head, as in DSH. ``surface`` is the current surface's
+    seqs in order, checked against the priced nodes (default: the seqs of ``bounds``).
     """
     if not nodes:
         return None
-    if tuple(n.seq for n in nodes) != bounds.seqs:
+    if surface is None:
+        if callable(bounds):
+            bounds = bounds()
+        surface = bounds.seqs
+    if tuple(n.seq for n in nodes) != tuple(surface):
         raise CompactionError("CMP_METER_MISMATCH", "CMP-SEL-001",
                               "the priced nodes do not match the current surface")
     accumulated = 0
@@ -30,7 +40,8 @@ def select_range(nodes: Sequence[PricedNode], bounds: Boundaries, retain_tokens:
             break
     if keep == 0:
         return None
-    while keep > 0 and not bounds.cuts[keep]:
+    cuts = (bounds() if callable(bounds) else bounds).cuts
+    while keep > 0 and not cuts[keep]:
         keep -= 1
     if keep == 0:
         return None

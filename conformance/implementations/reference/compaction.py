@@ -78,9 +78,10 @@ def _boundaries(input: JsonObject, params: JsonObject) -> JsonObject:
 
 
 def _select(input: JsonObject, params: JsonObject) -> JsonObject:
-    bounds = boundaries(_deltas(input))
+    deltas = _deltas(input)
     nodes = [PricedNode(int(n["seq"]), int(n["tokens"])) for n in input["prices"]]
-    chosen = select_range(nodes, bounds, int(params["retainTokens"]))
+    chosen = select_range(nodes, lambda: boundaries(deltas), int(params["retainTokens"]),
+                          surface=[seq for seq, _ in deltas])
     return {"valid": True,
             "range": None if chosen is None else {"start": chosen[0], "end": chosen[1]}}
 

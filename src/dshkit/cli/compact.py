@@ -23,9 +23,13 @@ from ..reference.compaction import (
     resolve_prune_config,
 )
 from ..reference.compaction.apply import apply_to_path, read_log
+from ..reference.compaction.explain import explain
 from ..reference.json.inputs import JsonInputError, parse_json
+from ..reference.session.levels import Level
 from . import exits
 from .options import add_json, integer, output_path
+from .progress import names as _names
+from .progress import working
 from .report import Reporter, from_error, usage
 
 _IO_CODES = frozenset({"CMP_LOG_UNREADABLE", "CMP_WRITE_FAILED", "CMP_APPLY_USAGE",
@@ -70,6 +74,12 @@ def configure(compact: argparse.ArgumentParser) -> None:
                         help="summary text (default: the deterministic digest summarizer)")
     plan_p.add_argument("--messages", action="store_true",
                         help="with --json, include the derived messages after the plan")
+    plan_p.add_argument("--explain", action="store_true",
+                        help="also show the priced surface nodes, the balanced cuts and the "
+                        "structural units the selection works on")
+    plan_p.add_argument("--select-only", action="store_true",
+                        help="stop at the region the plan would summarize: no summarizer, "
+                        "no compaction events (prunes before it are still counted)")
     apply_p = ops.add_parser("apply", help="append a compaction with the given summary")
     _common(apply_p)
     apply_p.add_argument("--summary-file", metavar="F", required=True,
@@ -128,6 +138,9 @@ def _planner(args: argparse.Namespace) -> tuple[Any, str]:
         prune = resolve_prune_config(_read_json(args.prune_config, "--prune-config")
                                      if args.prune_config else None)
     summarizer: Summarizer
+    select_only = bool(getattr(args, "select_only", False))
+    if select_only and args.summary_file:
+        _usage("--select-only summarizes nothing; leave out --summary-file", "--summary-file")
     if args.summary_file:
         summarizer = FixedSummarizer(_summary_text(args.summary_file), provider=args.provider,
                                      model=args.model)
@@ -140,50 +153,118 @@ def _planner(args: argparse.Namespace) -> tuple[Any, str]:
                     summarizer=summarizer, region=region,
                     source_command_id=args.source_command_id,
                     compaction_ids=args.compaction_id, time=now, standalone=not args.strict,
-                    pressure_tokens=args.pressure_tokens)
+                    pressure_tokens=args.pressure_tokens, select_only=select_only)
 
     return run, trigger
 
 
-def _print_plan(out: Reporter, path: str, result: Plan) -> None:
-    out.say(f"{path}: trigger {result.trigger}: {result.outcome}"
-          + (f" ({result.reason})" if result.reason else ""))
+def _span(item: dict[str, int]) -> str:
+    return f"{item['start']}..{item['end']}"
+
+
+def _span_nodes(result: Plan, item: dict[str, int]) -> int:
+    """How many surface nodes a selected span covers (a later span may start at a checkpoint
+    the plan appended, so it is looked up among the plan's compactions too)."""
+    for compaction in result.compactions:
+        if compaction["shadowedRange"] == {"start": item["start"], "end": item["end"]}:
+            return len(compaction["shadowedSeqs"])
+    nodes = [n.seq for n in result.before.nodes] if result.before else []
+    if item["start"] in nodes and item["end"] in nodes:
+        return nodes.index(item["end"]) - nodes.index(item["start"]) + 1
+    return len(result.surface[result.surface.index(item["start"]):]) if (
+        item["start"] in result.surface) else 0
+
+
+def _print_plan(out: Reporter, path: str, result: Plan, *, select_only: bool = False) -> None:
+    outcome = "selection only" if select_only else result.outcome
+    reason = None if select_only and result.selected else result.reason
+    out.say(f"{path}: trigger {result.trigger}: {outcome}" + (f" ({reason})" if reason else ""))
     if result.pressure is not None:
         spec = result.pressure
         out.say(f"  context window {spec.context_window}: threshold {spec.threshold_tokens}, "
-              f"retain {spec.retain_tokens} tokens")
+                f"retain {spec.retain_tokens} tokens")
     if result.before is not None and result.after is not None:
         out.say(f"  estimate: {result.before.total_tokens} -> {result.after.total_tokens} tokens "
-              f"({len(result.before.nodes)} -> {len(result.after.nodes)} surface nodes)")
+                f"({len(result.before.nodes)} -> {len(result.after.nodes)} surface nodes)")
     for item in result.prunes:
         out.say(f"  prune tool result {item['originalSeq']}: {item['charsBefore']} -> "
-              f"{item['charsAfter']} code points")
+                f"{item['charsAfter']} code points")
+    for selected in result.selected:
+        out.say(f"  selected region {_span(selected)} ({_span_nodes(result, selected)} nodes, "
+                f"~{selected['tokens']} tokens)")
     for item in result.compactions:
         span = item["shadowedRange"]
         out.say(f"  compact {len(item['shadowedSeqs'])} nodes {span['start']}..{span['end']} "
-              f"(~{item['shadowedTokenCount']} tokens) into checkpoint {item['checkpointSeq']} "
-              f"(~{item['framedTokens']} tokens)")
+                f"(~{item['shadowedTokenCount']} tokens) into checkpoint {item['checkpointSeq']} "
+                f"(~{item['framedTokens']} tokens)")
     if result.failure is not None:
-        out.say(f"  failed ({result.failure.kind}): {result.failure.message}")
+        failed = (result.selected[len(result.compactions)]
+                  if len(result.selected) > len(result.compactions) else None)
+        where = f"summarizing region {_span(failed)}" if failed else "summarizing"
+        out.say(f"  {where} failed ({result.failure.kind}): {result.failure.message}")
     for warning in result.warnings:
         out.say(f"  warning: {warning}")
     if result.events:
         out.say(f"  events to append: {result.events[0]['seq']}..{result.events[-1]['seq']}")
 
 
+def _print_explain(out: Reporter, shown: dict[str, Any]) -> None:
+    unit_of: dict[int, int] = {}
+    for number, unit in enumerate(shown["units"] or (), start=1):
+        for seq in unit:
+            unit_of[seq] = number
+    out.say("  surface nodes (seq, type, tokens, unit):")
+    for node in shown["nodes"]:
+        unit = unit_of.get(node["seq"])
+        out.say(f"    {node['seq']:>6}  {node['type']:<18} {node['tokens']:>7}"
+                + (f"  unit {unit}" if unit is not None else ""))
+    if shown["error"] is not None:
+        out.say(f"  cuts: none ({shown['error']['code']}: {shown['error']['message']})")
+        return
+    for node, balanced in zip(shown["nodes"], shown["cuts"], strict=False):
+        if not balanced:
+            out.say(f"  cut before {node['seq']}: unbalanced")
+    if shown["openUnit"]:
+        out.say(f"  open unit (never compacted): {shown['openUnit']}")
+
+
+def _plan_document(args: argparse.Namespace, result: Plan,
+                   shown: dict[str, Any] | None) -> dict[str, Any]:
+    document: dict[str, Any] = {"path": args.path, "valid": True}
+    if args.select_only:
+        document["selection"] = {
+            "trigger": result.trigger, "reason": None if result.selected else result.reason,
+            "pressure": result.pressure.to_json() if result.pressure else None,
+            "beforeTokens": result.before.total_tokens if result.before else None,
+            "selected": result.selected, "prunes": len(result.prunes),
+            "events": sum(1 for e in result.events
+                          if str(e.get("type", "")).startswith("compaction/s"))}
+    else:
+        document["plan"] = result.to_json(messages=args.messages)
+        document["selected"] = result.selected
+    if shown is not None:
+        document["explain"] = shown
+    return document
+
+
 def run(args: argparse.Namespace, out: Reporter) -> int:
     try:
         planner, _ = _planner(args)
         if args.op == "plan":
-            events, _reader = read_log(args.path)
-            result = planner(events)
+            # CMP-PLN-002: plan checks what the planner needs, as the API does; not invariants
+            with working(out, f"planning a compaction of {_names([args.path])}"):
+                events, _reader = read_log(args.path, Level.SEED)
+                result = planner(events)
+                shown = explain(events) if args.explain else None
             if out.json:
-                out.emit({"path": args.path, "valid": True,
-                          "plan": result.to_json(messages=args.messages)})
+                out.emit(_plan_document(args, result, shown))
             else:
-                _print_plan(out, args.path, result)
+                _print_plan(out, args.path, result, select_only=args.select_only)
+                if shown is not None:
+                    _print_explain(out, shown)
             return exits.OK
-        report = apply_to_path(args.path, planner, write=args.write, output=args.output)
+        with working(out, f"planning and appending a compaction of {_names([args.path])}"):
+            report = apply_to_path(args.path, planner, write=args.write, output=args.output)
     except CompactionError as exc:
         io = exc.code in _IO_CODES
         raise from_error(exc.to_json(), exits.USAGE if io else exits.INVALID,

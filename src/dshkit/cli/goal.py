@@ -39,7 +39,10 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
 
     report = load_path(args.path)
     if not report.valid:
-        raise refusal(report.errors[0], args.path)
+        refused = refusal(report.errors[0], args.path)
+        refused.message += ("; dshkit goal reads the log at level load before it folds the goal "
+                            "(spec/goal/errors.md#GOAL-CLI-001)")
+        raise refused
     try:
         state = fold_goal(report.events).to_json()
     except GoalError as exc:

@@ -21,6 +21,7 @@ from ..reference.query import (
     trace_event,
 )
 from ..reference.query.errors import (
+    CORRUPT_SESSION,
     INDEX_FAILED,
     INVALID_CONFIG,
     INVALID_CURSOR,
@@ -38,6 +39,8 @@ from ..reference.query.timestamps import iso, timestamp_range
 from ..reference.query.tools import format_event_search, format_session_search
 from . import exits
 from .options import add_db, add_json, integer
+from .progress import names as _names
+from .progress import working
 from .report import Reporter, from_error
 
 _USAGE_CODES = {INVALID_CONFIG, INVALID_CURSOR, INVALID_FILTER, INVALID_LIMIT, INVALID_QUERY,
@@ -111,10 +114,23 @@ def configure(query: argparse.ArgumentParser) -> None:
     add_json(documents)
 
 
+#: Why a log whose surface folds is still refused: DSH's document builder reads only the surface.
+LOAD_LEVEL_NOTE = ("; dshkit reads a log as a loader does, at level load, before it builds "
+                   "documents (spec/query/documents.md#QRY-SRC-001)")
+
+
+def explained(error: SessionQueryError) -> dict[str, Any]:
+    """The error's JSON form, its message saying why a corrupt (not unfoldable) log is refused."""
+    out = error.to_json()
+    if error.code == CORRUPT_SESSION:
+        out["message"] = f"{error.message}{LOAD_LEVEL_NOTE}"
+    return out
+
+
 def _refusal(error: SessionQueryError) -> Exception:
     missing = error.detail.get("missing") is True
     usage = error.code in _USAGE_CODES or missing
-    return from_error(error.to_json(), exits.USAGE if usage else exits.INVALID,
+    return from_error(explained(error), exits.USAGE if usage else exits.INVALID,
                       flag="--db" if missing else None)
 
 
@@ -137,13 +153,14 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
 
 
 def _index(args: argparse.Namespace, out: Reporter) -> int:
-    with SessionSearchEngine(SearchConfig(path=args.db, journal_mode=args.journal_mode)) as engine:
+    config = SearchConfig(path=args.db, journal_mode=args.journal_mode)
+    with SessionSearchEngine(config) as engine, working(out, f"indexing {_names(args.paths)}"):
         report = engine.index_paths(args.paths)
     failed = [outcome for outcome in report.files if outcome.error is not None]
     if out.json and failed:
         first = failed[0]
         assert first.error is not None
-        return out.refuse(from_error(first.error.to_json(), exits.INVALID, path=first.path,
+        return out.refuse(from_error(explained(first.error), exits.INVALID, path=first.path,
                                      report={"valid": False, **report.to_json()}))
     if out.json:
         out.emit({"valid": True, **report.to_json()})
@@ -151,7 +168,7 @@ def _index(args: argparse.Namespace, out: Reporter) -> int:
         for outcome in report.files:
             if outcome.error is not None:
                 out.note(f"{outcome.path}: failed: {outcome.error.code}: "
-                         f"{outcome.error.message}")
+                         f"{explained(outcome.error)['message']}")
             else:
                 extra = f", {outcome.documents} documents" if outcome.status == "indexed" else ""
                 out.say(f"{outcome.path}: {outcome.status} (session {outcome.session_id}{extra})")

@@ -10,6 +10,8 @@ from ..reference.session.levels import Level
 from . import exits
 from .options import add_json
 from .problems import describe, exit_for, refusal
+from .progress import names as _names
+from .progress import working
 from .report import Reporter, usage
 
 if TYPE_CHECKING:
@@ -55,14 +57,16 @@ def run_validate(args: argparse.Namespace, out: Reporter) -> int:
         if args.fold:
             from ..reference.session.single_pass import validate_and_fold
 
-            both = validate_and_fold(path, session_id=args.session_id, typed=args.typed,
-                                     form=args.form)
+            with working(out, f"validating and folding {_names([path])}"):
+                both = validate_and_fold(path, session_id=args.session_id, typed=args.typed,
+                                         form=args.form)
             report, fold = both.validation, both.fold
         else:
             from ..reference.session.validation import validate_path
 
-            report = validate_path(path, Level(args.level), session_id=args.session_id,
-                                   typed=args.typed, form=args.form)
+            with working(out, f"validating {_names([path])} at level {args.level}"):
+                report = validate_path(path, Level(args.level), session_id=args.session_id,
+                                       typed=args.typed, form=args.form)
         if out.json:
             body = report.to_json() if fold is None else {**report.to_json(),
                                                           "fold": fold.to_json()}
@@ -108,8 +112,9 @@ def configure_fold(parser: argparse.ArgumentParser) -> None:
 def run_fold(args: argparse.Namespace, out: Reporter) -> int:
     from ..reference.session.folding import fold_path
 
-    report = fold_path(args.path, repair=not args.no_repair, session_id=args.session_id,
-                       form=args.form)
+    with working(out, f"folding {_names([args.path])}"):
+        report = fold_path(args.path, repair=not args.no_repair, session_id=args.session_id,
+                           form=args.form)
     if out.json:
         if report.errors:
             return out.refuse(refusal(report.errors[0], args.path, report.to_json()))
