@@ -158,6 +158,9 @@ def _prepare(args: argparse.Namespace) -> tuple[Registry, Baseline | None, Imple
         baseline = load_baseline(args.baseline) if args.baseline else None
     except BaselineError as exc:
         raise _refusal("BASELINE_INVALID", str(exc), "--baseline") from None
+    for flag, value in (("--properties", args.properties), ("--timeout", args.timeout)):
+        if value < 0:
+            raise _refusal("USAGE", f"{flag} must be 0 or more, got {value}", flag)
     if args.properties > 0 and importlib.util.find_spec("hypothesis") is None:
         raise _refusal("PROPERTIES_UNAVAILABLE", "the property tests need hypothesis, a "
                        "dependency of dshkit: reinstall it (pip install dshkit), or run with "

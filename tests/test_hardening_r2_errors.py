@@ -128,8 +128,7 @@ CASES = [
                                      "esc.jsonl"], 2, "USAGE", setup=ESC),
     Case("context-window-zero", ["compact", "plan", "--json", "--context-window", "0",
                                  "esc.jsonl"], 2, "USAGE", setup=ESC),
-    Case("properties-negative", ["conformance", "--json", "--properties", "-1"], 2, "USAGE",
-         bug="conformance/console.py takes any int: its parser is the kit's, outside the CLI"),
+    Case("properties-negative", ["conformance", "--json", "--properties", "-1"], 2, "USAGE"),
     Case("output-empty-export", ["memory", "--db", "m.db", "--json", "export", "--format",
                                  "mem0", "--output", ""], 2, "USAGE", setup=_store),
     Case("output-empty-convert", ["convert", "--json", "--from", "mem0", "--to", "hermes",
@@ -144,10 +143,7 @@ CASES = [
     Case("goal-turn-negative", ["goal", "--json", "open.jsonl"], 1, setup=_open_turn(-3)),
     Case("goal-turn-string", ["goal", "--json", "open.jsonl"], 1, setup=_open_turn("1")),
     Case("repair-turn-string", ["repair", "--write", "--json", "open.jsonl"], 1,
-         setup=_open_turn("1"),
-         bug="repair --write appends a closer with turn \"1\" that fold then refuses as "
-             "LEGACY_TURN_END_MALFORMED; the fix is in reference/session (repair must refuse "
-             "a turn/start whose turn is not an integer >= 1)"),
+         setup=_open_turn("1")),
     Case("session-id-not-utf8", ["memory", "--db", "m.db", "--json", "--yes", "--session-id",
                                  BAD, "snapshot"], 2, "USAGE", setup=_store),
     Case("cwd-not-utf8", ["memory", "--db", "m.db", "--json", "--yes", "--cwd", b"/w/" + BAD,

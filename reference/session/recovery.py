@@ -54,8 +54,10 @@ def _stamp(path: str | Path) -> tuple[int, int, int] | None:
 
 def repair_path(path: str | Path, *, write: bool = False) -> RepairReport:
     stamp = _stamp(path) if write else None
+    # "append" folds the closers in: a closer the fold would refuse (an open turn whose number
+    # is not an integer >= 1, say) stops the repair instead of being written (TOOL-CLI-011).
     run = run_log(path, checks=Checks(envelope_and_shapes=True, invariants=False, storage=True),
-                  closers="list")
+                  closers="append")
     if run.stop is not None:
         return RepairReport(path=str(path), torn=run.torn, errors=(run.stop,))
     closers = run.closers
