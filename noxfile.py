@@ -58,6 +58,7 @@ def conformance_dsh(session: nox.Session) -> None:
     session.run("dshkit", "conformance", "--impl", f"cmd:node {harness / 'harness.mjs'}",
                 "--baseline", "harnesses/dsh/baseline.json",
                 "--report", "build/dsh-report.json", "--markdown", "build/dsh-report.md",
+                "--counterexamples", "build/dsh-counterexamples",
                 *session.posargs)
 
 
@@ -165,7 +166,8 @@ def conformance_dsh_next(session: nox.Session) -> None:
     session.run("dshkit", "conformance", "--impl", f"cmd:node {harness / 'harness.mjs'}",
                 "--baseline", "harnesses/dsh-0.1.1/baseline.json",
                 "--report", "build/dsh-0.1.1-report.json",
-                "--markdown", "build/dsh-0.1.1-report.md", *session.posargs)
+                "--markdown", "build/dsh-0.1.1-report.md",
+                "--counterexamples", "build/dsh-0.1.1-counterexamples", *session.posargs)
 
 
 def _memento_harness(session: nox.Session) -> Path:
