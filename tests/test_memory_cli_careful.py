@@ -44,6 +44,7 @@ def _tree(root: Path) -> list[str]:
 
 # -- --id ------------------------------------------------------------------------------------
 
+@pytest.mark.requirement("MEM-CLI-003")
 def test_remove_by_id_removes_one_of_two_exact_duplicates(tmp_path: Path, db: Path) -> None:
     first, second = _seed(tmp_path, db, ["prefers tea", "prefers tea"])
     out = cli_json(db, "remove", *USER, "--match", "prefers tea", "--yes", expect=1)
@@ -54,6 +55,7 @@ def test_remove_by_id_removes_one_of_two_exact_duplicates(tmp_path: Path, db: Pa
     assert cli_json(db, "list") == [first]
 
 
+@pytest.mark.requirement("MEM-CLI-003")
 def test_replace_and_consolidate_by_id(tmp_path: Path, db: Path) -> None:
     first, second, third = _seed(tmp_path, db, ["same", "same", "same"])
     replaced = cli_json(db, "replace", *USER, "--id", first["id"], "--text", "changed",
@@ -65,6 +67,7 @@ def test_replace_and_consolidate_by_id(tmp_path: Path, db: Path) -> None:
     assert sorted(e["text"] for e in cli_json(db, "list")) == ["changed", "merged"]
 
 
+@pytest.mark.requirement("MEM-CLI-003")
 def test_an_absent_id_is_a_clear_refusal(tmp_path: Path, db: Path) -> None:
     [entry] = _seed(tmp_path, db, ["prefers tea"])
     missing = "00000000-0000-4000-8000-000000000000"
@@ -93,6 +96,7 @@ def _populated(tmp_path: Path, db: Path) -> Path:
     return path
 
 
+@pytest.mark.requirement("MEM-CLI-004")
 def test_export_then_import_is_a_faithful_backup_and_restore(tmp_path: Path, db: Path) -> None:
     backup = _populated(tmp_path, db)
     restored = tmp_path / "restored.db"
@@ -103,6 +107,7 @@ def test_export_then_import_is_a_faithful_backup_and_restore(tmp_path: Path, db:
     assert any(e["recallCount"] == 1 for e in cli_json(restored, "list"))
 
 
+@pytest.mark.requirement("MEM-CLI-004")
 def test_import_twice_is_a_no_op_that_reports_what_it_skipped(tmp_path: Path,
                                                               db: Path) -> None:
     backup = _populated(tmp_path, db)
@@ -116,6 +121,7 @@ def test_import_twice_is_a_no_op_that_reports_what_it_skipped(tmp_path: Path,
     assert code == 0 and "skipped 2" in out, err
 
 
+@pytest.mark.requirement("MEM-CLI-004")
 def test_same_id_other_content_is_a_conflict_unless_replace(tmp_path: Path, db: Path) -> None:
     backup = _populated(tmp_path, db)
     envelope = json.loads(backup.read_text(encoding="utf-8"))
@@ -135,6 +141,7 @@ def test_same_id_other_content_is_a_conflict_unless_replace(tmp_path: Path, db: 
 
 # -- read-only commands create nothing --------------------------------------------------------
 
+@pytest.mark.requirement("MEM-CLI-002")
 @pytest.mark.parametrize("op", [["list"], ["query"], ["audit"], ["budgets"], ["snapshot"],
                                 ["export"], ["export", "--format", "mem0"], ["migrate"],
                                 ["remove", *USER, "--match", "x", "--yes"],
@@ -149,6 +156,7 @@ def test_a_read_of_a_missing_store_is_refused_and_creates_nothing(tmp_path: Path
     assert _tree(tmp_path) == []
 
 
+@pytest.mark.requirement("MEM-CLI-002")
 def test_the_default_store_is_not_created_by_a_read(tmp_path: Path) -> None:
     env = {**_env(), "DSHKIT_HOME": str(tmp_path / "home")}
     proc = subprocess.run([sys.executable, "-m", "dshkit", "memory", "list", "--json"],
@@ -159,6 +167,7 @@ def test_the_default_store_is_not_created_by_a_read(tmp_path: Path) -> None:
     assert _tree(tmp_path) == []
 
 
+@pytest.mark.requirement("MEM-CLI-002")
 def test_an_empty_existing_file_is_refused_not_adopted(tmp_path: Path) -> None:
     empty = tmp_path / "empty.db"
     empty.write_bytes(b"")
@@ -167,6 +176,7 @@ def test_an_empty_existing_file_is_refused_not_adopted(tmp_path: Path) -> None:
     assert empty.read_bytes() == b"" and _tree(tmp_path) == ["empty.db"]
 
 
+@pytest.mark.requirement("MEM-CLI-002")
 def test_a_denied_write_creates_nothing_and_says_how_to_approve(tmp_path: Path) -> None:
     missing = tmp_path / "new" / "m.db"
     out = cli_json(missing, "add", *USER, "--text", "x", expect=1)
@@ -176,6 +186,7 @@ def test_a_denied_write_creates_nothing_and_says_how_to_approve(tmp_path: Path) 
     assert _tree(tmp_path) == []
 
 
+@pytest.mark.requirement("MEM-CLI-002")
 def test_a_denial_in_an_existing_store_says_how_to_approve(db: Path) -> None:
     _create(db)
     out = cli_json(db, "add", *USER, "--text", "x", expect=1)
@@ -186,6 +197,7 @@ def test_a_denial_in_an_existing_store_says_how_to_approve(db: Path) -> None:
 
 # -- output ------------------------------------------------------------------------------------
 
+@pytest.mark.requirement("MEM-CLI-005")
 def test_export_output_without_format_writes_the_envelope(tmp_path: Path, db: Path) -> None:
     cli_json(db, "add", *USER, "--text", "prefers tea", "--yes")
     target = tmp_path / "out.json"
@@ -196,6 +208,7 @@ def test_export_output_without_format_writes_the_envelope(tmp_path: Path, db: Pa
     assert envelope["entries"] == cli_json(db, "list")
 
 
+@pytest.mark.requirement("MEM-CLI-005")
 def test_an_empty_list_says_so(db: Path) -> None:
     _create(db)
     assert cli_json(db, "list") == []
@@ -203,6 +216,7 @@ def test_an_empty_list_says_so(db: Path) -> None:
     assert code == 0 and out == "no entries\n"
 
 
+@pytest.mark.requirement("MEM-CLI-005")
 def test_add_prints_one_line_without_json(db: Path) -> None:
     code, out, err = cli(db, "add", *USER, "--text", "prefers tea", "--yes")
     assert code == 0, err
@@ -213,6 +227,7 @@ def test_add_prints_one_line_without_json(db: Path) -> None:
 
 # -- the new provider API ----------------------------------------------------------------------
 
+@pytest.mark.requirement("MEM-CLI-005")
 def test_audit_after_and_all(tmp_path: Path, db: Path) -> None:
     _seed(tmp_path, db, [f"entry {n}" for n in range(5)])
     rows = cli_json(db, "audit", "--all")
@@ -223,6 +238,7 @@ def test_audit_after_and_all(tmp_path: Path, db: Path) -> None:
     assert code == 2 and "--all" in err
 
 
+@pytest.mark.requirement("MEM-CLI-005")
 def test_export_ledger(db: Path) -> None:
     cli_json(db, "add", *USER, "--text", "prefers tea", "--yes")
     envelope = cli_json(db, "export", "--ledger")
@@ -230,6 +246,7 @@ def test_export_ledger(db: Path) -> None:
     assert "ledger" not in cli_json(db, "export")
 
 
+@pytest.mark.requirement("MEM-CLI-005")
 def test_query_session_id_and_agent_key(db: Path) -> None:
     cli_json(db, "add", "--track", "agent", "--scope", "user-global", "--text", "coder note",
              "--agent-preset", "coder", "--yes")
@@ -244,6 +261,7 @@ def test_query_session_id_and_agent_key(db: Path) -> None:
                if e["text"] == "ops note")
 
 
+@pytest.mark.requirement("MEM-CLI-004")
 def test_import_fresh_keeps_the_old_re_homing(tmp_path: Path, db: Path) -> None:
     backup = _populated(tmp_path, db)
     result = cli_json(db, "import", str(backup), "--fresh", "--yes", cwd="/elsewhere")
