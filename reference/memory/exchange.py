@@ -55,9 +55,8 @@ def restored_entries(envelope: Any) -> list[dict[str, Any]]:
             raise invalid(f"/entries/{index}/id", f"the same id as /entries/{seen[entry_id]}")
         seen[entry_id] = index
         workspace = "" if item["scope"] == "user-global" else workspace_key(item["workspaceKey"])
-        out.append({**{key: item[key] for key in ENTRY_FIELDS}, "id": entry_id,
-                    "workspaceKey": workspace, "agentKey": agent_key(item["agentKey"]),
-                    "sessionId": item.get("sessionId")})
+        out.append({**{key: item.get(key) for key in ENTRY_FIELDS}, "id": entry_id,
+                    "workspaceKey": workspace, "agentKey": agent_key(item["agentKey"])})
     return out
 
 
