@@ -74,7 +74,8 @@ def test_an_absent_id_is_a_clear_refusal(tmp_path: Path, db: Path) -> None:
     out = cli_json(db, "remove", *USER, "--id", missing, "--yes", expect=1)
     assert out["error"]["code"] == "ENTRY_NOT_FOUND"
     assert missing in out["error"]["message"]
-    assert out["error"]["details"] == {"track": "user", "scope": "user-global", "id": missing}
+    assert out["error"]["details"] == {"track": "user", "scope": "user-global",
+                                       "match": missing}
     out = cli_json(db, "remove", "--track", "agent", "--scope", "user-global", "--id",
                    entry["id"], "--yes", expect=1)
     assert out["error"]["code"] == "ENTRY_NOT_FOUND"

@@ -62,7 +62,7 @@ def test_by_id_sees_only_the_writers_visible_set(tmp_path: Path) -> None:
     elsewhere = make_write(cwd="/somewhere/else")
     with raises_code("ENTRY_NOT_FOUND") as info:
         provider.remove({**AW, "match": workspace_entry["id"]}, elsewhere, by_id=True)
-    assert info.value.details == {**AW, "id": workspace_entry["id"]}
+    assert info.value.details == {**AW, "match": workspace_entry["id"]}
     assert provider.remove({**AW, "match": workspace_entry["id"]}, WRITE,
                            by_id=True)["entry"]["id"] == workspace_entry["id"]
     provider.close()
@@ -126,3 +126,38 @@ def test_restore_of_a_memento_envelope_uses_the_stored_form(tmp_path: Path) -> N
     assert (first["workspaceKey"], first["agentKey"], first["sessionId"]) == ("", "coder", None)
     source.close()
     target.close()
+
+
+@pytest.mark.requirement("MEM-CLI-004")
+def test_restore_checks_its_plan_again_after_approval(tmp_path: Path) -> None:
+    source = _filled(tmp_path / "a.db")
+    envelope = source.export()
+    entries = envelope["entries"]
+    target_path = tmp_path / "b.db"
+    with open_store(target_path) as first:
+        first.import_envelope({**envelope, "entries": [{**entries[0], "text": "old"}]}, WRITE,
+                              restore=True)
+
+    def meddle(payload: Json) -> None:  # the replaced target changes under the approval
+        with open_store(target_path) as other:
+            other.replace({**UG, "match": entries[0]["id"], "text": "newer"}, WRITE,
+                          by_id=True)
+
+    with open_store(target_path, write_policy="ask", gate=RecordingGate(hook=meddle)) as p:
+        with raises_code("STALE_WRITE") as info:
+            p.import_envelope(envelope, WRITE, restore=True, replace=True)
+        assert info.value.details == {"entryId": entries[0]["id"], "expectedVersion": 1,
+                                      "actualVersion": 2}
+        assert [e["text"] for e in p.list_entries()] == ["newer"]
+
+    def appear(payload: Json) -> None:  # an entry planned as new is stored meanwhile
+        with open_store(target_path) as other:
+            other.import_envelope({**envelope, "entries": [entries[2]]}, WRITE, restore=True)
+
+    with open_store(target_path, write_policy="ask", gate=RecordingGate(hook=appear)) as p:
+        with raises_code("IMPORT_CONFLICT") as info:
+            p.import_envelope(envelope, WRITE, restore=True, replace=True)
+        assert info.value.details == {"ids": [entries[2]["id"]]}
+        assert [e["text"] for e in p.list_entries()] == ["newer", entries[2]["text"]]
+        assert p.audit_list(1)[0]["action"] == "seed-failed"
+    source.close()

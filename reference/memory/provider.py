@@ -128,7 +128,7 @@ class Provider:
                 or not visible(entry, ctx.workspace, ctx.agent):
             raise MemoryProtocolError(
                 "ENTRY_NOT_FOUND", f'no entry in {track}/{scope} has id "{entry_id}"; nothing '
-                "was changed", {"track": track, "scope": scope, "id": entry_id})
+                "was changed", {"track": track, "scope": scope, "match": entry_id})
         return entry
 
     def _reresolve(self, track: str, scope: str, match: str, ctx: Context,
@@ -585,12 +585,22 @@ class Provider:
         ctx = self._context(write)
         entries = restored_entries(envelope)
         state = self.store.state()
-        plan = self._restore_plan(entries, replace)
-        skipped = [e["id"] for e in entries if plan[e["id"]] is _SAME]
-        writes = [e for e in entries if plan[e["id"]] is not _SAME]
+        stored = {e["id"]: self.store.entry(e["id"]) for e in entries}
+        same = {e["id"] for e in entries
+                if (old := stored[e["id"]]) is not None and _same_content(old, e)}
+        conflicts = [e["id"] for e in entries if stored[e["id"]] is not None
+                     and e["id"] not in same]
+        if conflicts and not replace:
+            raise MemoryProtocolError(
+                "IMPORT_CONFLICT", f"{len(conflicts)} entries of the envelope have the id of a "
+                f"stored entry with other content (first {conflicts[0]}); nothing was changed",
+                {"ids": conflicts})
+        skipped = [e["id"] for e in entries if e["id"] in same]
+        writes = [e for e in entries if e["id"] not in same]
         if not writes:
             return {"added": 0, "replaced": 0, "skipped": skipped, "entries": []}
-        additions = _restore_additions(writes, plan)
+        replaced = [old for old in (stored[e["id"]] for e in writes) if old is not None]
+        additions = _restore_additions(writes, replaced)
         self._check_budget(additions)
         buckets = {(e["track"], e["scope"]) for e in writes}
         sources = {e["source"] for e in writes}
@@ -599,55 +609,29 @@ class Provider:
         payload = approval.payload(
             "seed", track, scope,
             approval.seed_text([(e["track"], e["scope"], e["text"]) for e in writes]),
-            source=common_source, count=len(writes),
-            targets=[_ref(old) for old in plan.values() if isinstance(old, dict)])
+            source=common_source, count=len(writes), targets=[_ref(old) for old in replaced])
         decision = self._approve("seed", ctx, payload, write, common_source,
                                  f"{track}/{scope}" if len(buckets) == 1 else None, cancel)
 
         def apply() -> dict[str, Any]:
-            now_plan = plan if self.store.state() == state else self._restore_plan(
-                entries, replace)
-            if now_plan != plan:
-                raise MemoryProtocolError(
-                    "STORE_BUSY", "the store changed while the restore waited for approval; "
-                    "nothing was changed, retry", {"path": str(self.store.path)})
+            if self.store.state() != state:
+                for entry_id, before in stored.items():
+                    _unchanged(entry_id, before, self.store.entry(entry_id))
             self._check_budget(additions)
             now = self.clock()
             self._audit("seed", ctx, payload=payload, outcome=decision.label, ts=now)
             for entry in writes:
-                old = plan[entry["id"]]
-                if old is None:
+                if stored[entry["id"]] is None:
                     self.store.insert(entry)
                     self._audit("add", ctx, entry=entry, outcome=decision.label, ts=now)
-                else:
+                else:  # delete and insert: the envelope's bucket and keys may differ
                     self.store.delete(entry["id"])
                     self.store.insert(entry)
                     self._audit("replace", ctx, entry=entry, outcome=decision.label, ts=now)
-            return {"added": sum(1 for e in writes if plan[e["id"]] is None),
-                    "replaced": sum(1 for e in writes if plan[e["id"]] is not None),
+            return {"added": len(writes) - len(replaced), "replaced": len(replaced),
                     "skipped": skipped, "entries": writes}
 
         return self._commit("seed", ctx, payload, decision, apply, cancel)
-
-    def _restore_plan(self, entries: list[Entry], replace: bool) -> dict[str, Any]:
-        """Per id: None (new), _SAME (stored as it is) or the stored entry it replaces."""
-        plan: dict[str, Any] = {}
-        conflicts: list[str] = []
-        for entry in entries:
-            stored = self.store.entry(entry["id"])
-            if stored is None:
-                plan[entry["id"]] = None
-            elif _same_content(stored, entry):
-                plan[entry["id"]] = _SAME
-            else:
-                plan[entry["id"]] = stored
-                conflicts.append(entry["id"])
-        if conflicts and not replace:
-            raise MemoryProtocolError(
-                "IMPORT_CONFLICT", f"{len(conflicts)} entries of the envelope have the id of a "
-                f"stored entry with other content (first {conflicts[0]}); nothing was changed",
-                {"ids": conflicts})
-        return plan
 
     def close(self) -> None:
         self.store.close()
@@ -660,8 +644,6 @@ class Provider:
         self.close()
 
 
-#: The plan mark of an entry stored exactly as the envelope has it.
-_SAME = object()
 #: What a restore compares: every member but the recall members, which reading changes.
 _RECALL = ("recallCount", "lastRecalled")
 
@@ -670,16 +652,30 @@ def _same_content(stored: Entry, entry: Entry) -> bool:
     return all(stored[key] == entry[key] for key in entry if key not in _RECALL)
 
 
-def _restore_additions(writes: list[Entry], plan: dict[str, Any],
+def _unchanged(entry_id: str, before: Entry | None, after: Entry | None) -> None:
+    """A restore's view of one id, approved and now: an entry that appeared is a conflict,
+    one that changed or went away is stale (MEM-WRT-004)."""
+    if before is None:
+        if after is not None:
+            raise MemoryProtocolError(
+                "IMPORT_CONFLICT", f"entry {entry_id} was stored after the restore was "
+                "approved; nothing was changed, review and retry", {"ids": [entry_id]})
+        return
+    if after is None or not _same_content(after, before):
+        actual = after["version"] if after is not None else None
+        raise MemoryProtocolError(
+            "STALE_WRITE", f"entry {entry_id} changed after it was approved (version "
+            f"{before['version']} approved, now {actual}); nothing was changed, review and "
+            "retry", {"entryId": entry_id, "expectedVersion": before["version"],
+                      "actualVersion": actual})
+
+
+def _restore_additions(writes: list[Entry], replaced: list[Entry],
                        ) -> dict[tuple[str, str], int]:
     additions: dict[tuple[str, str], int] = {}
-    for entry in writes:
+    for entry, sign in [(e, 1) for e in writes] + [(e, -1) for e in replaced]:
         key = (entry["track"], entry["scope"])
-        additions[key] = additions.get(key, 0) + units(entry["text"])
-        old = plan[entry["id"]]
-        if isinstance(old, dict):
-            old_key = (old["track"], old["scope"])
-            additions[old_key] = additions.get(old_key, 0) - units(old["text"])
+        additions[key] = additions.get(key, 0) + sign * units(entry["text"])
     return additions
 
 
