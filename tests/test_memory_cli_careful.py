@@ -269,3 +269,13 @@ def test_import_fresh_keeps_the_old_re_homing(tmp_path: Path, db: Path) -> None:
     assert result["added"] == 2
     assert len(cli_json(db, "list")) == 4
 
+
+
+@pytest.mark.requirement("MEM-CLI-004")
+def test_envelope_flags_are_usage_errors_elsewhere(tmp_path: Path, db: Path) -> None:
+    backup = _populated(tmp_path, db)
+    for args, flag in ((["import", str(backup), "--fresh", "--replace"], "--replace"),
+                       (["import", str(backup), "--format", "mem0", "--replace"], "--replace"),
+                       (["export", "--format", "mem0", "--ledger"], "--ledger")):
+        out = cli_json(db, *args, "--yes", expect=2)
+        assert out["error"]["code"] == "USAGE" and out["error"]["flag"] == flag, out

@@ -295,8 +295,6 @@ def _check_flags(args: argparse.Namespace) -> None:
     if args.op == "import" and args.fresh and args.replace:
         raise usage("--fresh imports new entries, which never conflict: leave out --replace",
                     "--replace")
-    if args.op != "query" and getattr(args, "agent_key", None) is not None:
-        raise usage("--agent-key applies to query", "--agent-key")
 
 
 def _store_missing(path: Path, reason: str) -> Refusal:
