@@ -1,4 +1,4 @@
-"""Issue 15 class 7: a memory write that the disk refuses (MEM-CLI-002).
+"""Issue 15 class 7: a memory write that the disk refuses (MEM-CLI-006).
 
 A full disk, a file-size limit (``ulimit -f``) or an audit ledger whose seq counter is at its
 maximum makes SQLite fail the statement and roll the transaction back itself. The store then
@@ -34,7 +34,7 @@ def _exhaust_audit_counter(db: Path) -> None:
     conn.close()
 
 
-@pytest.mark.requirement("MEM-CLI-002")
+@pytest.mark.requirement("MEM-CLI-006")
 def test_exhausted_audit_counter_is_a_write_failure(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     _exhaust_audit_counter(db)
@@ -58,7 +58,7 @@ def _limited(args: list[str], cwd: Path, limit: int) -> subprocess.CompletedProc
                           capture_output=True, timeout=120, check=False, preexec_fn=preexec)
 
 
-@pytest.mark.requirement("MEM-CLI-002")
+@pytest.mark.requirement("MEM-CLI-006")
 def test_file_size_limit_at_creation_is_a_write_failure(tmp_path: Path) -> None:
     done = _limited(["memory", "--db", "m.db", "--json", "--yes", "add", "--track", "user",
                      "--scope", "user-global", "--text", "hello"], tmp_path, 4096)
@@ -68,7 +68,7 @@ def test_file_size_limit_at_creation_is_a_write_failure(tmp_path: Path) -> None:
     assert error["code"] == "STORE_WRITE_FAILED", error
 
 
-@pytest.mark.requirement("MEM-CLI-002")
+@pytest.mark.requirement("MEM-CLI-006")
 def test_file_size_limit_on_a_write_is_a_write_failure(tmp_path: Path) -> None:
     open_provider(tmp_path / "m.db").close()
     done = _limited(["memory", "--db", "m.db", "--json", "--yes", "add", "--track", "agent",
@@ -85,7 +85,7 @@ def test_file_size_limit_on_a_write_is_a_write_failure(tmp_path: Path) -> None:
         provider.close()
 
 
-@pytest.mark.requirement("MEM-CLI-002")
+@pytest.mark.requirement("MEM-CLI-006")
 def test_cli_exhausted_audit_counter(tmp_path: Path) -> None:
     _exhaust_audit_counter(tmp_path / "m.db")
     done = subprocess.run([sys.executable, "-m", "dshkit", "memory", "--db", "m.db", "--json",

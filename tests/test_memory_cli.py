@@ -26,6 +26,7 @@ from memory_support import ENTRY_KEYS, UUID4
 
 import dshkit
 from dshkit.conformance.memory_model import check_entry_shape
+from dshkit.reference.memory import open_provider
 from dshkit.reference.memory.store import create_store_at_version
 
 CWD = "/home/me/proj"
@@ -85,6 +86,7 @@ def test_add_with_yes_prints_the_result(db: Path) -> None:
 
 
 def test_write_without_yes_and_without_terminal_is_denied(db: Path) -> None:
+    open_provider(db).close()  # a denial on a missing store creates nothing (MEM-CLI-002)
     code, out, err = cli(db, "add", "--track", "user", "--scope", "user-global", "--text",
                          "prefers coffee", "--json")
     assert code == 1
@@ -193,11 +195,13 @@ def test_export_import_round_trip(tmp_path: Path, db: Path) -> None:
     path.write_text(json.dumps(envelope, ensure_ascii=False), encoding="utf-8")
 
     other = tmp_path / "other.db"
+    open_provider(other).close()  # a denial on a missing store creates nothing (MEM-CLI-002)
     code, out, _ = cli(other, "import", str(path), "--json")  # no terminal, no --yes
     assert code == 1 and json.loads(out)["error"]["details"] == {"outcome": "unavailable"}
     assert [r["action"] for r in _audit(other)] == ["seed-denied"]
-    result = cli_json(other, "import", str(path), "--yes", "--session-id", "importer",
-                      cwd="/elsewhere")
+    # --fresh: the import of MEM-EXP-003 (the default restores, MEM-CLI-004)
+    result = cli_json(other, "import", str(path), "--fresh", "--yes", "--session-id",
+                      "importer", cwd="/elsewhere")
     assert result["added"] == 3
 
     def content(entries: list[dict[str, Any]]) -> Counter[str]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from .errors import MemoryProtocolError, invalid
 from .inputs import BUCKETS, MAX_SEED, check_bucket, check_source, check_text, normalise_tags
+from .keys import agent_key, workspace_key
 
 SCHEMA = "memory-export-v1"
 PLUGIN = "dshkit"
@@ -38,8 +39,30 @@ def export_envelope(entries: list[dict[str, Any]], budgets: list[dict[str, Any]]
 
 
 def envelope_entries(envelope: Any) -> list[dict[str, Any]]:
-    """MEM-EXP-002/003: check an envelope member by member, in order, with pointers into the
-    envelope (MEM-ERR-003); return the seed inputs it imports as (content kept, identity reset).
+    """MEM-EXP-002/003: the seed inputs an envelope imports as (content kept, identity reset)."""
+    return [{key: item[key] for key in KEPT} for item in checked_entries(envelope)]
+
+
+def restored_entries(envelope: Any) -> list[dict[str, Any]]:
+    """MEM-CLI-004: the entries a restore writes, every member kept, in the stored form: ids
+    lower-cased, keys normalised, a missing ``sessionId`` null, a ``user-global`` entry's
+    workspace key ``""``. Two entries with one id are refused (field ``/entries/i/id``)."""
+    out: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(checked_entries(envelope)):
+        entry_id = item["id"].lower()
+        if entry_id in seen:
+            raise invalid(f"/entries/{index}/id", f"the same id as /entries/{seen[entry_id]}")
+        seen[entry_id] = index
+        workspace = "" if item["scope"] == "user-global" else workspace_key(item["workspaceKey"])
+        out.append({**{key: item.get(key) for key in ENTRY_FIELDS}, "id": entry_id,
+                    "workspaceKey": workspace, "agentKey": agent_key(item["agentKey"])})
+    return out
+
+
+def checked_entries(envelope: Any) -> list[dict[str, Any]]:
+    """MEM-EXP-002: check an envelope member by member, in order, with pointers into the
+    envelope (MEM-ERR-003); return its entries as found.
 
     dsh-memento's envelopes are accepted: any non-empty plugin, no ``sessionId``, any-case ids,
     any keys. Text, tags and source must follow dshkit's rules, because import keeps them.
@@ -74,7 +97,8 @@ def envelope_entries(envelope: Any) -> list[dict[str, Any]]:
     entries = envelope["entries"]
     if not isinstance(entries, list):
         raise invalid("/entries", "entries must be an array")
-    out = [_entry(item, f"/entries/{index}") for index, item in enumerate(entries)]
+    out: list[dict[str, Any]] = [_entry(item, f"/entries/{index}")
+                                 for index, item in enumerate(entries)]
     if not 1 <= len(out) <= MAX_SEED:
         raise invalid("/entries", f"entries must be an array of 1 to {MAX_SEED} entries")
     if "ledger" in envelope:  # MEM-EXP-005: a record of the exporting store, not imported
@@ -87,7 +111,7 @@ def envelope_entries(envelope: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _entry(item: Any, where: str) -> dict[str, Any]:
+def _entry(item: Any, where: str) -> Any:
     if not isinstance(item, dict):
         raise invalid(where, "must be an object")
     _only(item, ENTRY_FIELDS, where)
@@ -115,7 +139,7 @@ def _entry(item: Any, where: str) -> dict[str, Any]:
     _integer(item["recallCount"], 0, f"{where}/recallCount")
     if item.get("sessionId") is not None and not isinstance(item["sessionId"], str):
         raise invalid(f"{where}/sessionId", "must be a string or null")
-    return {key: item[key] for key in KEPT}
+    return item
 
 
 def _only(data: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:

@@ -20,7 +20,7 @@ from . import approval, snapshot
 from .approval import CANCELLED, Decision, Gate, Policy
 from .cancel import CancelToken
 from .errors import MemoryProtocolError, invalid
-from .exchange import envelope_entries, export_envelope
+from .exchange import envelope_entries, export_envelope, restored_entries
 from .inputs import (
     BUCKETS,
     DEFAULT_SOURCE,
@@ -39,7 +39,7 @@ from .inputs import (
     new_entry,
     normalise_tags,
 )
-from .keys import agent_key
+from .keys import agent_key, visible
 from .store import CREATION, RANKING, Store, default_path, open_store
 from .text import excerpt
 
@@ -102,8 +102,12 @@ class Provider:
                 "was changed", {})
         return ctx
 
-    def _resolve(self, track: str, scope: str, match: str, ctx: Context) -> Entry:
-        """MEM-MAT-002..005: exactly one visible entry containing ``match`` (ASCII fold)."""
+    def _resolve(self, track: str, scope: str, match: str, ctx: Context,
+                 by_id: bool = False) -> Entry:
+        """MEM-MAT-002..005: exactly one visible entry containing ``match`` (ASCII fold);
+        with ``by_id``, the visible entry of the bucket whose id is ``match`` (MEM-CLI-003)."""
+        if by_id:
+            return self._resolve_id(track, scope, match, ctx)
         hits, count = self.store.select(track=track, scope=scope, keys=(ctx.workspace, ctx.agent),
                                         needle=match, order=CREATION, limit=SAMPLE_SIZE)
         if count == 0:
@@ -118,8 +122,17 @@ class Provider:
                  "sample": [excerpt(e["text"], SAMPLE_UNITS) for e in hits]})
         return hits[0]
 
+    def _resolve_id(self, track: str, scope: str, entry_id: str, ctx: Context) -> Entry:
+        entry = self.store.entry(entry_id)
+        if entry is None or (entry["track"], entry["scope"]) != (track, scope) \
+                or not visible(entry, ctx.workspace, ctx.agent):
+            raise MemoryProtocolError(
+                "ENTRY_NOT_FOUND", f'no entry in {track}/{scope} has id "{entry_id}"; nothing '
+                "was changed", {"track": track, "scope": scope, "match": entry_id})
+        return entry
+
     def _reresolve(self, track: str, scope: str, match: str, ctx: Context,
-                   expected: Entry, state: tuple[int, int]) -> Entry:
+                   expected: Entry, state: tuple[int, int], by_id: bool = False) -> Entry:
         """MEM-WRT-004: the approved target, unchanged, or STALE_WRITE.
 
         ``state`` is the store's commit token taken before the first resolution. When nobody
@@ -128,7 +141,7 @@ class Provider:
         if self.store.state() == state:
             return expected
         try:
-            current: Entry | None = self._resolve(track, scope, match, ctx)
+            current: Entry | None = self._resolve(track, scope, match, ctx, by_id)
         except MemoryProtocolError:
             current = None
         if current is None or current["id"] != expected["id"] \
@@ -255,7 +268,8 @@ class Provider:
         return self._commit("add", ctx, payload, decision, apply, cancel)
 
     def replace(self, input: Any, write: Any, *, cancel: CancelToken | None = None,
-            ) -> dict[str, Any]:
+                by_id: bool = False) -> dict[str, Any]:
+        """With ``by_id`` (MEM-CLI-003) ``match`` is the exact id of the target entry."""
         ctx = self._context(write)
         data = _object(input)
         check_keys(data, {"track", "scope", "match", "text", "tags", "source"})
@@ -265,7 +279,7 @@ class Provider:
         tags = None if data.get("tags") is None else normalise_tags(data["tags"], "/tags")
         source = check_source(data.get("source"), "/source")
         state = self.store.state()
-        target = self._resolve(track, scope, match, ctx)
+        target = self._resolve(track, scope, match, ctx, by_id)
         self._check_budget({(track, scope): units(text) - units(target["text"])})
         payload = approval.payload("replace", track, scope,
                                    approval.replace_text(target["text"], text), source=source,
@@ -274,7 +288,7 @@ class Provider:
                                  cancel)
 
         def apply() -> dict[str, Any]:
-            current = self._reresolve(track, scope, match, ctx, target, state)
+            current = self._reresolve(track, scope, match, ctx, target, state, by_id)
             self._check_budget({(track, scope): units(text) - units(current["text"])})
             now = self.clock()
             updated = {**current, "text": text, "version": current["version"] + 1,
@@ -289,29 +303,31 @@ class Provider:
         return self._commit("replace", ctx, payload, decision, apply, cancel)
 
     def remove(self, input: Any, write: Any, *, cancel: CancelToken | None = None,
-            ) -> dict[str, Any]:
+               by_id: bool = False) -> dict[str, Any]:
+        """With ``by_id`` (MEM-CLI-003) ``match`` is the exact id of the target entry."""
         ctx = self._context(write)
         data = _object(input)
         check_keys(data, {"track", "scope", "match"})
         track, scope = check_bucket(data)
         match = check_match(data.get("match"), "/match")
         state = self.store.state()
-        target = self._resolve(track, scope, match, ctx)
+        target = self._resolve(track, scope, match, ctx, by_id)
         payload = approval.payload("remove", track, scope, target["text"],
                                    source=target["source"], targets=[_ref(target)])
         decision = self._approve("remove", ctx, payload, write, target["source"],
                                  f"{track}/{scope}", cancel)
 
         def apply() -> dict[str, Any]:
-            current = self._reresolve(track, scope, match, ctx, target, state)
+            current = self._reresolve(track, scope, match, ctx, target, state, by_id)
             self.store.delete(current["id"])
             self._audit("remove", ctx, entry=current, outcome=decision.label, ts=self.clock())
             return {"entry": current, "usage": self._usage_row(track, scope)}
 
         return self._commit("remove", ctx, payload, decision, apply, cancel)
 
-    def consolidate(self, input: Any, write: Any, *,
-                    cancel: CancelToken | None = None) -> dict[str, Any]:
+    def consolidate(self, input: Any, write: Any, *, cancel: CancelToken | None = None,
+                    by_id: bool = False) -> dict[str, Any]:
+        """With ``by_id`` (MEM-CLI-003) each of ``matches`` is the exact id of a target."""
         ctx = self._context(write)
         data = _object(input)
         check_keys(data, {"track", "scope", "matches", "text", "tags", "source"})
@@ -326,7 +342,7 @@ class Provider:
         tags = normalise_tags(data.get("tags"), "/tags")
         source = check_source(data.get("source"), "/source")
         state = self.store.state()
-        targets = [self._resolve(track, scope, m, ctx) for m in matches]
+        targets = [self._resolve(track, scope, m, ctx, by_id) for m in matches]
         seen: dict[str, int] = {}
         for index, target in enumerate(targets):
             if target["id"] in seen:
@@ -349,7 +365,7 @@ class Provider:
         new = NewEntry(track, scope, text, tuple(tags), source, workspace, agent)
 
         def apply() -> dict[str, Any]:
-            current = [self._reresolve(track, scope, m, ctx, t, state)
+            current = [self._reresolve(track, scope, m, ctx, t, state, by_id)
                        for m, t in zip(matches, targets, strict=True)]
             self._check_budget({(track, scope): units(text) - sum(units(c["text"])
                                                                    for c in current)})
@@ -545,11 +561,77 @@ class Provider:
             "STORE_BUSY", "the store kept changing while it was exported; retry the export",
             {"path": str(self.store.path)})
 
-    def import_envelope(self, envelope: Any, write: Any, *,
-                        cancel: CancelToken | None = None) -> dict[str, Any]:
-        """MEM-EXP-002/003: validated, then seeded (keeps content, resets identity)."""
+    def import_envelope(self, envelope: Any, write: Any, *, cancel: CancelToken | None = None,
+                        restore: bool = False, replace: bool = False) -> dict[str, Any]:
+        """MEM-EXP-002/003: validated, then seeded (keeps content, resets identity); with
+        ``restore``, the entries as they were (MEM-CLI-004), ``replace`` overwriting a
+        stored entry of the same id and other content."""
+        if not isinstance(restore, bool) or not isinstance(replace, bool):
+            raise invalid("/restore" if not isinstance(restore, bool) else "/replace",
+                          "must be a boolean")
+        if restore:
+            return self._restore(envelope, write, replace, cancel)
+        if replace:
+            raise invalid("/replace", "replace applies to a restore (restore=True)")
         self._context(write)
         return self.seed(envelope_entries(envelope), write, cancel=cancel)
+
+    def _restore(self, envelope: Any, write: Any, replace: bool,
+                 cancel: CancelToken | None) -> dict[str, Any]:
+        """MEM-CLI-004: write an envelope's entries back as they were (ids, keys, timestamps,
+        versions, recall members, session ids), under one approval. An entry whose id is
+        stored with the same content is skipped; with other content it is an
+        ``IMPORT_CONFLICT`` unless ``replace``. Nothing to write asks nothing."""
+        ctx = self._context(write)
+        entries = restored_entries(envelope)
+        state = self.store.state()
+        stored = {e["id"]: self.store.entry(e["id"]) for e in entries}
+        same = {e["id"] for e in entries
+                if (old := stored[e["id"]]) is not None and _same_content(old, e)}
+        conflicts = [e["id"] for e in entries if stored[e["id"]] is not None
+                     and e["id"] not in same]
+        if conflicts and not replace:
+            raise MemoryProtocolError(
+                "IMPORT_CONFLICT", f"{len(conflicts)} entries of the envelope have the id of a "
+                f"stored entry with other content (first {conflicts[0]}); nothing was changed",
+                {"ids": conflicts})
+        skipped = [e["id"] for e in entries if e["id"] in same]
+        writes = [e for e in entries if e["id"] not in same]
+        if not writes:
+            return {"added": 0, "replaced": 0, "skipped": skipped, "entries": []}
+        replaced = [old for old in (stored[e["id"]] for e in writes) if old is not None]
+        additions = _restore_additions(writes, replaced)
+        self._check_budget(additions)
+        buckets = {(e["track"], e["scope"]) for e in writes}
+        sources = {e["source"] for e in writes}
+        track, scope = next(iter(buckets)) if len(buckets) == 1 else ("batch", "batch")
+        common_source = next(iter(sources)) if len(sources) == 1 else None
+        payload = approval.payload(
+            "seed", track, scope,
+            approval.seed_text([(e["track"], e["scope"], e["text"]) for e in writes]),
+            source=common_source, count=len(writes), targets=[_ref(old) for old in replaced])
+        decision = self._approve("seed", ctx, payload, write, common_source,
+                                 f"{track}/{scope}" if len(buckets) == 1 else None, cancel)
+
+        def apply() -> dict[str, Any]:
+            if self.store.state() != state:
+                for entry_id, before in stored.items():
+                    _unchanged(entry_id, before, self.store.entry(entry_id))
+            self._check_budget(additions)
+            now = self.clock()
+            self._audit("seed", ctx, payload=payload, outcome=decision.label, ts=now)
+            for entry in writes:
+                if stored[entry["id"]] is None:
+                    self.store.insert(entry)
+                    self._audit("add", ctx, entry=entry, outcome=decision.label, ts=now)
+                else:  # delete and insert: the envelope's bucket and keys may differ
+                    self.store.delete(entry["id"])
+                    self.store.insert(entry)
+                    self._audit("replace", ctx, entry=entry, outcome=decision.label, ts=now)
+            return {"added": len(writes) - len(replaced), "replaced": len(replaced),
+                    "skipped": skipped, "entries": writes}
+
+        return self._commit("seed", ctx, payload, decision, apply, cancel)
 
     def close(self) -> None:
         self.store.close()
@@ -560,6 +642,41 @@ class Provider:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         self.close()
+
+
+#: What a restore compares: every member but the recall members, which reading changes.
+_RECALL = ("recallCount", "lastRecalled")
+
+
+def _same_content(stored: Entry, entry: Entry) -> bool:
+    return all(stored[key] == entry[key] for key in entry if key not in _RECALL)
+
+
+def _unchanged(entry_id: str, before: Entry | None, after: Entry | None) -> None:
+    """A restore's view of one id, approved and now: an entry that appeared is a conflict,
+    one that changed or went away is stale (MEM-WRT-004)."""
+    if before is None:
+        if after is not None:
+            raise MemoryProtocolError(
+                "IMPORT_CONFLICT", f"entry {entry_id} was stored after the restore was "
+                "approved; nothing was changed, review and retry", {"ids": [entry_id]})
+        return
+    if after is None or not _same_content(after, before):
+        actual = after["version"] if after is not None else None
+        raise MemoryProtocolError(
+            "STALE_WRITE", f"entry {entry_id} changed after it was approved (version "
+            f"{before['version']} approved, now {actual}); nothing was changed, review and "
+            "retry", {"entryId": entry_id, "expectedVersion": before["version"],
+                      "actualVersion": actual})
+
+
+def _restore_additions(writes: list[Entry], replaced: list[Entry],
+                       ) -> dict[tuple[str, str], int]:
+    additions: dict[tuple[str, str], int] = {}
+    for entry, sign in [(e, 1) for e in writes] + [(e, -1) for e in replaced]:
+        key = (entry["track"], entry["scope"])
+        additions[key] = additions.get(key, 0) + sign * units(entry["text"])
+    return additions
 
 
 def _cancelled(cancel: CancelToken | None) -> bool:

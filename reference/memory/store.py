@@ -140,7 +140,7 @@ def busy(path: Path) -> MemoryProtocolError:
 
 
 def write_failed(path: Path, exc: sqlite3.Error) -> MemoryProtocolError:
-    """MEM-CLI-002: SQLite could not write (a full disk, a file-size limit, an I/O error, the
+    """MEM-CLI-006: SQLite could not write (a full disk, a file-size limit, an I/O error, the
     audit ledger's seq counter at its maximum); it rolled back, nothing was changed."""
     reason = str(exc)
     return MemoryProtocolError(

@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from ..adapters import FORMATS
 from . import adapt, exits
-from .options import add_db, add_json, add_write_context, output_path
-from .report import Reporter, from_error, usage
+from .atomic import write_atomic
+from .options import DEFAULT_SESSION_ID, add_db, add_json, add_write_context, output_path
+from .report import Refusal, Reporter, from_error, usage
 
 _STORE_CODES = {"STORE_CORRUPT", "STORE_UNSUPPORTED_VERSION", "STORE_BUSY",
                 "STORE_WRITE_FAILED"}
+#: The operations that may create the store: the writes that add entries (MEM-CLI-002).
+_CREATING = ("add", "seed", "import")
 _DB_HELP = "store path (default: $DSHKIT_MEMORY_DB or $DSHKIT_HOME/memory/memory.db)"
 FORMAT_LIST = ", ".join(FORMATS)
 
@@ -61,17 +67,16 @@ def configure(memory: argparse.ArgumentParser) -> None:
     add = add_op("add", help="add an entry")
     _bucket(add)
     _entry_fields(add)
-    replace = add_op("replace", help="replace the entry containing --match")
+    replace = add_op("replace", help="replace the entry containing --match (or with --id)")
     _bucket(replace)
-    replace.add_argument("--match", required=True, help="text the entry to replace contains")
+    _target(replace, "replace", repeat=False)
     _entry_fields(replace)
-    remove = add_op("remove", help="remove the entry containing --match")
+    remove = add_op("remove", help="remove the entry containing --match (or with --id)")
     _bucket(remove)
-    remove.add_argument("--match", required=True, help="text the entry to remove contains")
+    _target(remove, "remove", repeat=False)
     consolidate = add_op("consolidate", help="merge entries into one")
     _bucket(consolidate)
-    consolidate.add_argument("--match", action="append", required=True, dest="matches",
-                             help="text of one entry to merge (repeatable)")
+    _target(consolidate, "merge", repeat=True)
     _entry_fields(consolidate)
     seed = add_op("seed", help="add a JSON array of entry inputs under one approval")
     seed.add_argument("path", metavar="FILE", help="JSON file, or - for stdin")
@@ -80,26 +85,51 @@ def configure(memory: argparse.ArgumentParser) -> None:
     query.add_argument("--scope", choices=["user-global", "workspace"], help="only this scope")
     query.add_argument("--text", help="only entries matching this text")
     query.add_argument("--limit", type=int, metavar="N", help="at most N entries")
+    query.add_argument("--agent-key", metavar="KEY", help="only entries of this agent key and "
+                       "shared ones (dsh-memento's agentKey); with --session-id the query is a "
+                       "recall of that session")
     add_op("list", help="every entry")
     add_op("budgets", help="usage and limits")
-    audit = add_op("audit", help="the audit ledger, newest first")
-    audit.add_argument("--limit", type=int, default=100, metavar="N",
-                       help="at most N rows (default 100)")
+    audit = add_op("audit", help="the audit ledger, newest first (oldest first with --after "
+                   "or --all)")
+    audit.add_argument("--limit", type=int, metavar="N", help="at most N rows (default 100)")
+    audit.add_argument("--after", type=int, metavar="SEQ", help="the rows past SEQ, oldest "
+                       "first (0: from the start)")
+    audit.add_argument("--all", action="store_true", help="the whole ledger, oldest first")
     add_op("snapshot", help="the frozen snapshot of --session-id")
     exp = add_op("export", help="print the memory-export-v1 envelope (or, with --format, "
                  "another tool's format)")
     _format(exp, "write this format instead of the envelope")
-    exp.add_argument("-o", "--output", metavar="PATH", type=output_path, help="with --format: write here "
-                     "instead of stdout")
+    exp.add_argument("-o", "--output", metavar="PATH", type=output_path,
+                     help="write here instead of stdout")
+    exp.add_argument("--ledger", action="store_true", help="add the audit ledger to the "
+                     "envelope (MEM-EXP-005)")
     adapt.add_flags(exp, ("write",))
     adapt.add_option_lists(exp, ("write",))
-    imp = add_op("import", help="import a memory-export-v1 envelope (or, with --format, "
-                 "another tool's file) through one approved seed")
+    imp = add_op("import", help="restore a memory-export-v1 envelope as it was exported (or, "
+                 "with --format, seed another tool's file) under one approval")
     imp.add_argument("path", metavar="FILE", help="JSON file, or - for stdin")
+    imp.add_argument("--replace", action="store_true", help="overwrite a stored entry whose "
+                     "id the envelope has with other content (else IMPORT_CONFLICT)")
+    imp.add_argument("--fresh", action="store_true", help="import the entries as new entries "
+                     "of this session (new ids and timestamps; MEM-EXP-003) instead of "
+                     "restoring them")
     _format(imp, "read FILE in this format instead of the envelope")
     adapt.add_flags(imp, ("read",))
     adapt.add_option_lists(imp, ("read",))
     add_op("migrate", help="open the store, migrating it to the current version")
+    memory.set_defaults(session_id=None)  # a query is a recall only when --session-id is given
+
+
+def _target(p: argparse.ArgumentParser, verb: str, repeat: bool) -> None:
+    """--match TEXT or --id ID (MEM-CLI-003), one of the two, repeatable for consolidate."""
+    group = p.add_mutually_exclusive_group(required=True)
+    action = "append" if repeat else "store"
+    more = " (repeatable)" if repeat else ""
+    group.add_argument("--match", action=action, dest="targets", metavar="TEXT",
+                       help=f"text the entry to {verb} contains{more}")
+    group.add_argument("--id", action=action, dest="ids", metavar="ID",
+                       help=f"exact id of the entry to {verb}{more}")
 
 
 def _tags(raw: str | None) -> list[str] | None:
@@ -154,70 +184,122 @@ def _run(provider: Any, args: argparse.Namespace, value: Any) -> Any:
 
     write = write_context(args)
     op = args.op
+    if op in ("replace", "remove", "consolidate"):
+        by_id = args.ids is not None
+        named = args.ids if by_id else args.targets
+        if op == "consolidate":
+            return provider.consolidate({**_item(args), "matches": named}, write, by_id=by_id)
+        if op == "replace":
+            return provider.replace({**_item(args), "match": named}, write, by_id=by_id)
+        return provider.remove({"track": args.track, "scope": args.scope, "match": named},
+                               write, by_id=by_id)
     if op == "add":
         return provider.add(_item(args), write)
-    if op == "replace":
-        return provider.replace({**_item(args), "match": args.match}, write)
-    if op == "consolidate":
-        return provider.consolidate({**_item(args), "matches": args.matches}, write)
-    if op == "remove":
-        return provider.remove({"track": args.track, "scope": args.scope, "match": args.match},
-                               write)
     if op == "seed":
         return provider.seed(value, write)
     if op == "query":
         filt = {k: v for k, v in (("track", args.track), ("scope", args.scope),
                                   ("text", args.text), ("limit", args.limit)) if v is not None}
-        return provider.query(filt)
+        opts = {k: v for k, v in (("sessionId", args.session_id),
+                                  ("agentKey", args.agent_key)) if v is not None}
+        return provider.query(filt, opts)
     if op == "list":
         return provider.list_entries()
     if op == "budgets":
         return provider.budgets()
     if op == "audit":
-        return provider.audit_list(args.limit)
+        return _audit(provider, args)
     if op == "snapshot":
         return provider.snapshot(write)
     if op == "export":
-        return provider.export()
+        return provider.export(ledger=args.ledger)
     if op == "import":
-        return provider.import_envelope(value, write)
+        if args.fresh:
+            return provider.import_envelope(value, write)
+        return provider.import_envelope(value, write, restore=True, replace=args.replace)
     if op == "migrate":
         version = provider.store.conn.execute("PRAGMA user_version").fetchone()[0]
         return {"path": str(provider.store.path), "version": version}
     raise AssertionError(op)
 
 
+def _audit(provider: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """MEM-AUD-008 through the command line: --after is one page of the cursor, --all every
+    page of it."""
+    if args.all:
+        if args.after is not None or args.limit is not None:
+            raise usage("--all reads the whole ledger: leave out --after and --limit", "--all")
+        rows: list[dict[str, Any]] = []
+        while True:
+            page = provider.audit_list(1000, after=rows[-1]["seq"] if rows else 0)
+            rows += page
+            if len(page) < 1000:
+                return rows
+    limit = 100 if args.limit is None else args.limit
+    return list(provider.audit_list(limit, after=args.after))
+
+
+def _line(text: str) -> str:
+    return " ".join(text.split()) if "\n" in text or "\r" in text else text
+
+
+def _written(op: str, result: Any) -> str | None:
+    """The one-line confirmation of a write without --json."""
+    if op in ("add", "replace", "remove"):
+        entry, usage_row = result["entry"], result["usage"]
+        done = {"add": "added", "replace": "replaced", "remove": "removed"}[op]
+        return (f"{done} {entry['id']} {entry['track']}/{entry['scope']}: "
+                f"{_line(entry['text'])} ({usage_row['used']}/{usage_row['limit']} units)")
+    if op == "consolidate":
+        entry = result["entry"]
+        return (f"consolidated {len(result['removed'])} entries into {entry['id']} "
+                f"{entry['track']}/{entry['scope']}: {_line(entry['text'])}")
+    if op == "seed" or (op == "import" and "skipped" not in result):
+        return f"added {result['added']} entries"
+    if op == "import":
+        return (f"added {result['added']}, replaced {result['replaced']}, skipped "
+                f"{len(result['skipped'])} (already stored with the same content)")
+    return None
+
+
 def _human(op: str, result: Any) -> str:
+    written = _written(op, result)
+    if written is not None:
+        return written
     if op == "snapshot":
         return str(result) if result else "(empty snapshot)"
     if op == "budgets":
         return "\n".join(f"{r['track']}/{r['scope']}: {r['used']}/{r['limit']}" for r in result)
     if op == "list":
-        return "\n".join(f"{e['id']} {e['track']}/{e['scope']}: {e['text']}" for e in result)
+        return "\n".join(f"{e['id']} {e['track']}/{e['scope']}: {e['text']}"
+                         for e in result) or "no entries"
     if op == "query":
         lines = [f"{e['id']} {e['track']}/{e['scope']}: {e['text']}" for e in result["entries"]]
         lines.append(f"({len(result['entries'])} of {result['total']})")
         return "\n".join(lines)
     if op == "audit":
         return "\n".join(f"{r['seq']} {r['action']} {r['track']}/{r['scope']} {r['outcome']}: "
-                         f"{r['text']}" for r in result)
+                         f"{r['text']}" for r in result) or "no audit rows"
     return json.dumps(result, ensure_ascii=False, indent=2)
 
 
-def _via_adapter(args: argparse.Namespace, out: Reporter) -> int | None:
+def _via_adapter(args: argparse.Namespace, out: Reporter, db: str) -> int | None:
     """``import``/``export`` with ``--format``: the adapters, called as functions."""
     fmt = getattr(args, "format", None)
     if fmt is None:
         given = [name for name, value in vars(args).items() if value and (
-            name == "output" or name.startswith("opt_") or name.endswith("_options"))]
+            name.startswith("opt_") or name.endswith("_options"))]
         if given:
-            raise usage("an adapter option (--output, --read-option, --write-option or a "
-                        "format flag) goes with --format FMT", "--format", given=given)
+            raise usage("an adapter option (--read-option, --write-option or a format flag) "
+                        "goes with --format FMT", "--format", given=given)
         return None
+    own = [flag for flag, name in (("--ledger", "ledger"), ("--replace", "replace"),
+                                   ("--fresh", "fresh")) if getattr(args, name, False)]
+    if own:
+        raise usage(f"{own[0]} applies to the memory-export-v1 envelope, not to --format "
+                    f"{fmt}", own[0])
     from ..adapters import AdapterError
-    from ..reference.memory.store import default_path
 
-    db = str(args.db) if args.db is not None else str(default_path())
     side = "write" if args.op == "export" else "read"
     try:
         options = adapt.side_options(args, side)
@@ -228,9 +310,91 @@ def _via_adapter(args: argparse.Namespace, out: Reporter) -> int | None:
     return adapt.import_file(out, fmt, args.path, options, adapt.Seed(db, args))
 
 
+def _check_flags(args: argparse.Namespace) -> None:
+    if args.op == "import" and args.fresh and args.replace:
+        raise usage("--fresh imports new entries, which never conflict: leave out --replace",
+                    "--replace")
+
+
+def _store_missing(path: Path, reason: str) -> Refusal:
+    return Refusal("STORE_MISSING", f"no memory store at {path}: {reason}; check --db (an "
+                   "approved add, seed or import creates the store)", exit_code=exits.USAGE,
+                   details={"path": str(path), "reason": reason}, path=str(path), flag="--db")
+
+
+def _existing(path: Path) -> bool:
+    """MEM-CLI-002: is there a store (or something to refuse) at ``path``? An empty file is no
+    store: only a write may turn it into one."""
+    if not os.path.lexists(path):
+        return False
+    try:
+        empty = path.is_file() and not path.is_symlink() and path.stat().st_size == 0
+    except OSError:
+        return True  # let the store's own open say what is wrong
+    return not (empty and not os.path.lexists(f"{path}-wal"))
+
+
+def _denied_before_open(args: argparse.Namespace) -> str | None:
+    """The outcome of a write that is sure to be denied without asking anyone, or None."""
+    if args.policy == "off":
+        return "rejected"
+    if args.yes or args.policy == "auto" or sys.stdin.isatty():
+        return None
+    return "unavailable"
+
+
+def _guard_store(args: argparse.Namespace, path: Path) -> None:
+    """MEM-CLI-002: only an approved write creates a store; nothing else creates a file or a
+    folder."""
+    if _existing(path):
+        return
+    if args.op not in _CREATING:
+        reason = "the file is empty" if os.path.lexists(path) else "the file does not exist"
+        raise _store_missing(path, reason)
+    outcome = _denied_before_open(args)
+    if outcome is not None:
+        raise Refusal("WRITE_DENIED", _denial(outcome) + f" (no store was created at {path})",
+                      details={"outcome": outcome})
+
+
+def _denial(outcome: str) -> str:
+    head = f"the memory write was not approved (outcome {outcome})"
+    if outcome == "rejected":
+        return f"{head}: --policy off refuses every write; nothing was changed"
+    return (f"{head}: there is no terminal to ask; pass --yes to approve it, or --policy auto "
+            "to approve every write without asking; nothing was changed")
+
+
+def _cli_wording(refusal: Refusal) -> Refusal:
+    """The provider's messages, told in this command's flags."""
+    if refusal.code == "WRITE_DENIED" and refusal.details.get("outcome") == "unavailable":
+        if "no store was created" not in refusal.message:
+            refusal.message = _denial("unavailable")
+    elif refusal.code == "AMBIGUOUS_MATCH":
+        refusal.message += ", or name one entry with --id (ids: dshkit memory list)"
+    elif refusal.code == "IMPORT_CONFLICT":
+        refusal.message += ("; pass --replace to overwrite them with the envelope's entries, "
+                            "or --fresh to import the envelope as new entries")
+    return refusal
+
+
 def run(args: argparse.Namespace, out: Reporter) -> int:
+    try:
+        return _run_checked(args, out)
+    except Refusal as refusal:
+        raise _cli_wording(refusal) from None
+
+
+def _run_checked(args: argparse.Namespace, out: Reporter) -> int:
+    from ..reference.memory.store import default_path
+
+    _check_flags(args)
+    if args.session_id is None and args.op != "query":
+        args.session_id = DEFAULT_SESSION_ID
+    path = Path(args.db) if args.db is not None else default_path()
+    _guard_store(args, path)
     if args.op in ("import", "export"):
-        done = _via_adapter(args, out)
+        done = _via_adapter(args, out, str(path))
         if done is not None:
             return done
     value = _read_input(args)
@@ -242,7 +406,7 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
         return from_error(exc.to_json(), code, flag="--db" if code == exits.USAGE else None)
 
     try:
-        provider = open_provider(args.db, gate=terminal_gate(args.yes, _shown(args, value)),
+        provider = open_provider(path, gate=terminal_gate(args.yes, _shown(args, value)),
                                  write_policy=args.policy, durability=args.durability)
     except MemoryProtocolError as exc:
         raise refused(exc) from None
@@ -252,6 +416,14 @@ def run(args: argparse.Namespace, out: Reporter) -> int:
         raise refused(exc) from None
     finally:
         provider.close()
+    if args.op == "export" and args.output:
+        write_atomic(Path(args.output), json.dumps(result, ensure_ascii=False, indent=2) + "\n",
+                     "--output")
+        if out.json:
+            out.emit({"written": [args.output], "entries": len(result["entries"])})
+        else:
+            out.note(f"wrote {args.output}")
+        return exits.OK
     if out.json:
         out.emit(result)
     else:
