@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import xml.etree.ElementTree as ET
+from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -118,18 +119,27 @@ def test_dsh_memento_per_capability_and_every_failure_explained(
             if case.explanation.kind == "gap":  # the gap note exists in the spec
                 assert site.notes.of_gap(case.explanation.label), case.explanation.label
             kinds[case.explanation.kind] = kinds.get(case.explanation.kind, 0) + 1
-    assert kinds == {"gap": 105, "found": 4}
+    baseline = json.loads((REPO / "harnesses" / "dsh-memento" / "baseline.json").read_text(
+        encoding="utf-8"))
+    unsuccessful = {c["id"] for c in report["cases"] if c["status"] in ("failed", "errored")}
+    found_ids = [e["id"] for e in baseline["expectedFailures"]
+                 if e.get("id") in unsuccessful and "found (no note)" in e["reason"]]
+    assert kinds == {"gap": len(unsuccessful) - len(found_ids), "found": len(found_ids)}
+    assert kinds["gap"] > 100 and kinds["found"] >= 4
     page = files["impl/dsh-memento.html"]
     found = page[page.index("Found: differences without a note"):]
-    for case_id in ("mem-bud-seed-first-bucket", "mem-aud-listing", "mem-qry-arguments",
-                    "mem-qry-limits"):
+    for case_id in found_ids:
         assert f">{case_id}</a>" in found
     assert "audit_list does not check its limit" in found  # the baseline's reason
     summary = page[page.index("Explained by"):page.index("<section")]
-    for name, count in (("Found: no note yet", 4), ("Gap G1", 55), ("Gap G20", 21),
-                        ("Gap G9", 14), ("Gap G11", 9), ("Gap G8", 3), ("Gap G6", 1),
-                        ("Gap G12", 1), ("Gap G23", 1)):
-        assert re.search(rf'>{name}</a></td><td class="num">{count}</td>', summary), name
+    gaps = Counter(c.explanation.label for c in memento.cases
+                   if c.status in ("failed", "errored") and c.explanation is not None
+                   and c.explanation.kind == "gap")
+    assert gaps["G1"] > 50 and gaps["G20"] > 20  # the two gaps most cases meet first
+    for label, count in gaps.items():
+        assert re.search(rf'>Gap {label}</a></td><td class="num">{count}</td>', summary), label
+    found_rows = re.findall(r'>Found: no note yet</a></td><td class="num">(\d+)</td>', summary)
+    assert sum(map(int, found_rows)) == len(found_ids)
     assert re.search(r'>Skipped: [^<]*</a></td><td class="num">\d+</td>', summary)
     assert "<h3>Gap G1</h3>" in page and "stores the writer&#x27;s workspace key" in page
 

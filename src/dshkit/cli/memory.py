@@ -324,9 +324,14 @@ def _store_missing(path: Path, reason: str) -> Refusal:
 
 def _existing(path: Path) -> bool:
     """MEM-CLI-002: is there a store (or something to refuse) at ``path``? An empty file is no
-    store: only a write may turn it into one."""
-    if not os.path.lexists(path):
+    store: only a write may turn it into one. A path that cannot name a file at all (below a
+    regular file, a name too long) is left to the store's open, which says why (IO_ERROR)."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
         return False
+    except OSError:
+        return True
     try:
         empty = path.is_file() and not path.is_symlink() and path.stat().st_size == 0
     except OSError:
