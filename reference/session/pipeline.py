@@ -28,6 +28,7 @@ from .checks import (
     check_envelope,
     check_message_shape,
     check_request_header_shape,
+    is_nonneg_safe_int,
     refuse_header_delta,
     refuse_header_fallback,
 )
@@ -64,8 +65,8 @@ class SessionChecker(CheckState):
     def push(self, event: Any, *, line: int | None = None) -> None:
         """Check and absorb one event; raises :class:`ProblemError` located at seq and line."""
         seq = event.get("seq") if isinstance(event, dict) else None
-        if type(seq) is not int or seq < 0:
-            seq = self.fold.next_seq  # a broken seq is reported by the event's position
+        if not is_nonneg_safe_int(seq):
+            seq = self.count  # a broken seq is reported by the event's position
         try:
             self._push(event)
         except EventProblem as exc:
@@ -240,7 +241,7 @@ def memory_batches(events: Iterable[Any]) -> Iterator[Batch]:
                 yield None, 0, run
             seq = event.get("seq") if type(event) is dict else None
             raise ProblemError(problem.problem.located(
-                seq=seq if type(seq) is int and seq >= 0 else position))
+                seq=seq if is_nonneg_safe_int(seq) else position))
         run.append(event)
         if len(run) == _MEMORY_RUN:
             yield None, 0, run
