@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,12 +64,16 @@ def _cases(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {str(c.get("id")): c for c in report["cases"] if isinstance(c, dict)}
 
 
+#: Scratch folders a harness names in its messages (``/tmp/dshkit-dsh-XXXX``).
+_TEMP_DIR = re.compile(r"/tmp/dshkit-[A-Za-z0-9_-]+-[A-Za-z0-9_]+")
+
 def _detail(case: dict[str, Any] | None, version: str) -> str:
     """The case's finding, with the run's own implementation version written ``<version>``
     (a harness that names its release in a skip reason is not a change of behaviour)."""
     if case is None or case.get("status") not in DETAILED:
         return ""
     detail = str(case.get("detail") or "")
+    detail = _TEMP_DIR.sub("<tmp>", detail)  # a run's own scratch folder is no finding
     return detail.replace(version, "<version>") if version else detail
 
 
