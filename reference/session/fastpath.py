@@ -117,7 +117,7 @@ def absorber(checker: CheckState) -> FastPath:
         # In an open step, with the enclosure rules on: a chunk must name the open turn/step.
         scoped = invariants and open_step is not None and open_turn is not None
         watched = observer is not None or kept is not None
-        type_, dict_, int_, len_ = type, dict, int, len  # local names: read once per event
+        type_, dict_, int_, bool_, len_ = type, dict, int, bool, len  # read once per event
         for event in (events if start == 0 else islice(events, start, None)):
             if type_(event) is not dict_:
                 break
@@ -133,7 +133,9 @@ def absorber(checker: CheckState) -> FastPath:
                 if len_(event) == 4:
                     if kind == "assistant/chunk":
                         if invariants and (not scoped or data["turn"] != open_turn
-                                           or data["step"] != open_step):
+                                           or data["step"] != open_step
+                                           or type_(data["turn"]) is bool_
+                                           or type_(data["step"]) is bool_):
                             break
                     elif not _other(event, kind, data, seq, False, open_turn, open_step):
                         break
@@ -146,7 +148,9 @@ def absorber(checker: CheckState) -> FastPath:
                 elif kind == "assistant/chunk":
                     if ("surfaceOp" in event or "sourceEventSeqs" in event
                             or (invariants and (not scoped or data["turn"] != open_turn
-                                                or data["step"] != open_step))):
+                                                or data["step"] != open_step
+                                                or type_(data["turn"]) is bool_
+                                                or type_(data["step"]) is bool_))):
                         break
                 elif not _other(event, kind, data, seq, True, open_turn, open_step):
                     break
@@ -173,6 +177,8 @@ def absorber(checker: CheckState) -> FastPath:
         """The checks and state changes of the less frequent common shapes. Every check comes
         before the first change of state; a member that is missing may raise KeyError, which
         declines the event."""
+        if invariants and (type(data.get("turn")) is bool or type(data.get("step")) is bool):
+            return False  # true == 1 in Python, never in DSH: the general path refuses it
         if kind == "assistant/message" or kind == "tool/result" or kind == "user/message":
             # The message shape (SES-MSG-001..008) of a well-formed message; it also settles
             # the legacy migration, which leaves a message with an id or a message member as

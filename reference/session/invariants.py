@@ -37,7 +37,7 @@ class EnclosureTrace:
         data = event.get("data")
         d: dict[str, Any] = data if isinstance(data, dict) else {}
         if kind == "turn/start":
-            turn = d.get("turn")
+            turn = _number(d.get("turn"))
             if self.open_turn is not None:
                 return fail("INVARIANT_TURN_ALREADY_OPEN", "SES-ENC-002",
                             f"turn/start {turn} while turn {self.open_turn} is still open",
@@ -47,7 +47,7 @@ class EnclosureTrace:
                             f"turn/start expected turn {self.next_turn}, got {_s(turn)}",
                             pointer="/data/turn")
         elif kind == "turn/end":
-            turn = d.get("turn")
+            turn = _number(d.get("turn"))
             if self.open_turn is None or turn != self.open_turn:
                 return fail("INVARIANT_TURN_END_MISMATCH", "SES-ENC-003",
                             f"turn/end {_s(turn)} does not match open turn {_s(self.open_turn)}",
@@ -57,7 +57,7 @@ class EnclosureTrace:
                             f"turn/end {turn} while step {self.open_step} is still open",
                             pointer="/data/turn")
         elif kind == "step/start":
-            turn, step = d.get("turn"), d.get("step")
+            turn, step = _number(d.get("turn")), _number(d.get("step"))
             if self.open_turn is None or turn != self.open_turn:
                 return fail("INVARIANT_STEP_TURN_MISMATCH", "SES-ENC-005",
                             f"step/start in turn {_s(turn)} but open turn is "
@@ -94,7 +94,7 @@ class EnclosureTrace:
         return None
 
     def _scope(self, kind: str, d: dict[str, Any]) -> ProblemError | None:
-        turn, step = d.get("turn"), d.get("step")
+        turn, step = _number(d.get("turn")), _number(d.get("step"))
         if self.open_turn is None or self.open_step is None or turn != self.open_turn \
                 or step != self.open_step:
             return fail("INVARIANT_STEP_SCOPE", "SES-ENC-008",
@@ -143,6 +143,32 @@ def _not_started(d: dict[str, Any]) -> bool:
     except (KeyError, IndexError, TypeError):
         first_error = False
     return first_error and isinstance(error, dict) and error.get("code") == "TOOL_NOT_STARTED"
+
+
+class _Boolean:
+    """A turn or step written as ``true`` or ``false``: equal to no number. Python has
+    ``True == 1``; DSH compares with ``!==``, and a mistyped member never matches."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bool) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return "true" if self.value else "false"
+
+
+def _number(value: Any) -> Any:
+    """``value``, except that a boolean becomes a value equal to no number."""
+    return _Boolean(value) if isinstance(value, bool) else value
 
 
 def _s(value: Any) -> str:
