@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .coverage import Coverage
+from .handshake import spec_version_warning
 from .outcomes import RunResult
 from .printable import DETAIL_LIMIT, visible
 from .registry import Registry, covers
@@ -87,6 +88,9 @@ def build_report(run: RunResult, *, suites: Registry, connector: str, coverage: 
         "capabilities": declared, "connector": connector,
         "homepage": getattr(impl, "homepage", None),
     }
+    spec_version = getattr(impl, "spec_version", None)
+    if isinstance(spec_version, str):
+        implementation["specVersion"] = spec_version
     if hasattr(impl, "restarts"):
         implementation["restarts"] = int(getattr(impl, "restarts", 0))
     stderr = getattr(impl, "stderr_text", None)
@@ -362,6 +366,10 @@ def console_lines(report: Mapping[str, Any], verbose: bool = False) -> list[str]
              f"{impl['connector']}); kit {report['kit']['version']}; "
              f"seed {summary['hypothesis_seed']}; properties: "
              + (f"{examples} examples each" if properties else "off")]
+    warning = spec_version_warning(impl.get("specVersion"),
+                                   report["kit"]["spec_versions"].get("dshkit-spec"))
+    if warning:
+        lines.append(warning)
     for record in report["cases"]:
         status = record["status"]
         shown = verbose or (status in ("failed", "errored", "skipped")
