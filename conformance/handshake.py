@@ -14,13 +14,18 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["BRANCH_NAMES", "hello_problem", "unknown_capabilities"]
+__all__ = ["BRANCH_NAMES", "SEMVER", "hello_problem", "spec_version_warning",
+           "unknown_capabilities"]
 
 RULE = "CNF-HAR-002"
 #: Version strings that name a branch, not something released (the schema's list).
 BRANCH_NAMES = frozenset({"main", "master", "trunk", "HEAD", "latest", "dev"})
 _CAPABILITY = re.compile(r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)*$")
-_MEMBERS = ("name", "version", "language", "capabilities", "homepage", "issues", "source")
+_MEMBERS = ("name", "version", "language", "capabilities", "homepage", "issues", "source",
+            "specVersion")
+#: Semantic versioning 2.0.0 (the schema's pattern of ``implementation.specVersion``).
+SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                    r"(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 
 
@@ -93,4 +98,20 @@ def hello_problem(reply: object, known: Iterable[str] | None = None) -> str:
         value = identity.get(member)
         if value is not None and not (isinstance(value, str) and _URI.match(value)):
             return f"implementation.{member} must be a URI, e.g. https://... ({RULE})"
+    spec = identity.get("specVersion")
+    if spec is not None and not (isinstance(spec, str) and SEMVER.match(spec)):
+        return (f"implementation.specVersion must be a semantic version of the dshkit spec the "
+                f"implementation targets, such as 0.1.0, not {spec!r} ({RULE})")
     return _capabilities(identity.get("capabilities"), known)
+
+
+def spec_version_warning(declared: str | None, kit_spec: str | None) -> str:
+    """A warning when the spec version an implementation targets is of another major version
+    than the kit's ("" when none is declared or the majors agree): not a refusal, since the
+    cases of the other version may still mostly apply."""
+    if not declared or not kit_spec or not SEMVER.match(declared) or not SEMVER.match(kit_spec):
+        return ""
+    if declared.split(".", 1)[0] == kit_spec.split(".", 1)[0]:
+        return ""
+    return (f"WARNING: the implementation targets spec {declared}; this kit checks spec "
+            f"{kit_spec} (another major version): read the results against that ({RULE})")

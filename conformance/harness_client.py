@@ -255,6 +255,8 @@ class SubprocessImplementation:
         self.language = str(self._identity["language"])
         self.capabilities = tuple(self._identity["capabilities"])
         self.homepage = self._identity.get("homepage")
+        spec = self._identity.get("specVersion")
+        self.spec_version: str | None = spec if isinstance(spec, str) else None
 
     # -- process management -----------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .coverage import Coverage
+from .handshake import spec_version_warning
 from .outcomes import RunResult
 from .printable import DETAIL_LIMIT, visible
 from .registry import Registry, covers
@@ -46,6 +47,36 @@ def _required(outcome: Any, suite: Any) -> tuple[str, ...]:
     return tuple(outcome.capabilities) or tuple(suite.requires(outcome.case))
 
 
+def requirement_verdicts(cases: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Per requirement id the case records name: "pass" when every case that applies passed,
+    "fail" when one failed or errored against the baseline, "fail (expected)" when every
+    failure is one the baseline expects, "not run" when no case failed but not every case
+    that applies ran (skipped) or none applied."""
+    statuses: dict[str, list[tuple[str, bool]]] = {}
+    for record in cases:
+        expected = bool((record.get("baseline") or {}).get("expected"))
+        for requirement in record["requirements"]:
+            statuses.setdefault(requirement, []).append((record["status"], expected))
+    verdicts: dict[str, str] = {}
+    for requirement, seen in sorted(statuses.items()):
+        failures = [expected for status, expected in seen if status in ("failed", "errored")]
+        applied = [status for status, _ in seen if status != "not_applicable"]
+        if failures:
+            verdicts[requirement] = "fail (expected)" if all(failures) else "fail"
+        elif applied and all(status == "passed" for status in applied):
+            verdicts[requirement] = "pass"
+        else:
+            verdicts[requirement] = "not run"
+    return verdicts
+
+
+def verdict_counts(verdicts: Mapping[str, str]) -> tuple[int, int, int]:
+    """How many requirements pass, fail (expected or not) and were not run."""
+    values = list(verdicts.values())
+    return (values.count("pass"), sum(1 for v in values if v.startswith("fail")),
+            values.count("not run"))
+
+
 def build_report(run: RunResult, *, suites: Registry, connector: str, coverage: Coverage,
                  kit: Mapping[str, Any], seed: int | None,
                  property_tests: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -57,6 +88,9 @@ def build_report(run: RunResult, *, suites: Registry, connector: str, coverage: 
         "capabilities": declared, "connector": connector,
         "homepage": getattr(impl, "homepage", None),
     }
+    spec_version = getattr(impl, "spec_version", None)
+    if isinstance(spec_version, str):
+        implementation["specVersion"] = spec_version
     if hasattr(impl, "restarts"):
         implementation["restarts"] = int(getattr(impl, "restarts", 0))
     stderr = getattr(impl, "stderr_text", None)
@@ -103,7 +137,8 @@ def build_report(run: RunResult, *, suites: Registry, connector: str, coverage: 
     if run.problems:
         kit_block["problems"] = dict(run.problems)
     return {"reportVersion": REPORT_VERSION, "kit": kit_block,
-            "implementation": implementation, "summary": summary, "cases": cases}
+            "implementation": implementation, "summary": summary, "cases": cases,
+            "requirements": requirement_verdicts(cases)}
 
 
 def property_unexpected(result: Mapping[str, Any]) -> bool:
@@ -268,6 +303,11 @@ def to_markdown(report: Mapping[str, Any]) -> str:
               f"{len(summary['stale_baseline'])}. MUST requirements without a case: "
               f"{len(summary['uncovered_requirements'])}. Hypothesis seed: "
               f"{summary['hypothesis_seed']}.", ""]
+    failing = {r: v for r, v in report.get("requirements", {}).items() if v.startswith("fail")}
+    if failing:
+        lines += ["| Failing requirement | Verdict |", "| --- | --- |"]
+        lines += [f"| {requirement} | {verdict} |" for requirement, verdict in failing.items()]
+        lines.append("")
     properties = summary.get("property_tests") or {}
     if properties:
         lines += ["| Property | Needs | Examples | Outcome |", "| --- | --- | ---: | --- |"]
@@ -326,6 +366,10 @@ def console_lines(report: Mapping[str, Any], verbose: bool = False) -> list[str]
              f"{impl['connector']}); kit {report['kit']['version']}; "
              f"seed {summary['hypothesis_seed']}; properties: "
              + (f"{examples} examples each" if properties else "off")]
+    warning = spec_version_warning(impl.get("specVersion"),
+                                   report["kit"]["spec_versions"].get("dshkit-spec"))
+    if warning:
+        lines.append(warning)
     for record in report["cases"]:
         status = record["status"]
         shown = verbose or (status in ("failed", "errored", "skipped")
@@ -353,6 +397,9 @@ def console_lines(report: Mapping[str, Any], verbose: bool = False) -> list[str]
                  f"cases; MUST {requirements['must_covered']}/{requirements['must']} covered "
                  f"({len(requirements['kit_verified'])} by the kit itself); uncovered MUST "
                  f"requirements: {len(summary['uncovered_requirements'])}")
+    if "requirements" in report:
+        passing, failing, not_run = verdict_counts(report["requirements"])
+        lines.append(f"requirements: {passing} pass, {failing} fail, {not_run} not run")
     tool = requirements.get("tool")
     if tool is not None:
         lines.append(f"tool requirements: {tool['total']}, covered by the test suite: "

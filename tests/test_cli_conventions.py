@@ -39,6 +39,7 @@ REFUSALS: dict[str, tuple[list[str], int]] = {
     "convert": (["convert", "--from", "mem0", "--to", "hermes", "long.json", "-o", "MEMORY.md",
                  "--memory-char-limit", "10"], exits.INVALID),
     "conformance": (["conformance", "--properties", "many"], exits.USAGE),
+    "schemas": (["schemas", "export", "foreign.jsonl"], exits.USAGE),
 }
 
 

@@ -109,3 +109,53 @@ def test_a_python_implementation_with_an_unknown_capability_is_refused() -> None
         sys.path.remove(str(Path(__file__).parent))
     assert caught.value.code == "IMPL_INVALID"
     assert "did you mean 'session-log.invariants'?" in caught.value.message
+
+
+def _run_with_spec_version(version: str, tmp_path: Path,
+                           capsys: pytest.CaptureFixture[str]) -> tuple[dict[str, Any], str]:
+    from dshkit.conformance.console import main
+
+    identity = {**GOOD, "specVersion": version}
+    command = shlex.join([sys.executable, str(HELLO), json.dumps(identity)])
+    out = tmp_path / "r.json"
+    main(["--impl", f"cmd:{command}", "--case", "ses-env-*", "--properties", "0",
+          "--report", str(out)])
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return report, capsys.readouterr().out
+
+
+def test_a_declared_spec_version_is_recorded_in_the_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dshkit.conformance.kitdata import spec_versions
+
+    kit_spec = spec_versions()["dshkit-spec"]
+    report, console = _run_with_spec_version(kit_spec, tmp_path, capsys)
+    assert report["implementation"]["specVersion"] == kit_spec
+    assert "WARNING" not in console
+
+
+def test_a_spec_version_of_another_major_gives_a_warning_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dshkit.conformance.kitdata import spec_versions
+
+    kit_spec = spec_versions()["dshkit-spec"]
+    other = f"{int(kit_spec.split('.')[0]) + 7}.0.0"
+    report, console = _run_with_spec_version(other, tmp_path, capsys)
+    assert report["implementation"]["specVersion"] == other
+    warning = [line for line in console.splitlines() if line.startswith("WARNING")]
+    assert warning == [f"WARNING: the implementation targets spec {other}; this kit checks "
+                       f"spec {kit_spec} (another major version): read the results "
+                       "against that (CNF-HAR-002)"]
+
+
+@pytest.mark.parametrize("version", ["1", "one", "1.0", "v1.0.0", ""])
+def test_a_spec_version_must_be_semver(version: str) -> None:
+    problem = hello_problem({"version": 1, "implementation": {**GOOD, "specVersion": version}},
+                            KNOWN)
+    assert "implementation.specVersion must be a semantic version" in problem
+    assert problem.endswith("(CNF-HAR-002)")
+
+
+def test_a_semver_spec_version_is_no_problem() -> None:
+    assert hello_problem({"version": 1, "implementation": {**GOOD, "specVersion": "0.2.0-rc.1"}},
+                         KNOWN) == ""

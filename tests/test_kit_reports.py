@@ -87,7 +87,8 @@ def test_json_report_is_schema_valid_and_counts_right() -> None:
     problems = schemas.errors("conformance/v1/report.json", json.loads(json.dumps(data)))
     assert not problems, [(list(p.absolute_path), p.message) for p in problems[:3]]
     summary = data["summary"]
-    assert set(data) == {"reportVersion", "kit", "implementation", "summary", "cases"}
+    assert set(data) == {"reportVersion", "kit", "implementation", "summary", "cases",
+                         "requirements"}
     assert summary["cases"] == len(SELECTION)
     assert (summary["failed"], summary["errored"], summary["skipped"]) == (1, 1, 1)
     assert summary["not_applicable"] == STORE_ONLY  # the mem-sto cases that need memory.store
@@ -170,3 +171,53 @@ def test_cli_writes_every_report(tmp_path: Path, capsys: pytest.CaptureFixture[s
     printed = json.loads(capsys.readouterr().out)
     assert printed["summary"]["cases"] == 1
     assert main(["--case", "mem-memento-a1", "--report", str(tmp_path)]) == 2
+
+
+def _verdicts(expected: tuple[str, ...]) -> dict[str, str]:
+    run = run_kit(Mixed(), SELECTION, baseline=Baseline.from_json({"expectedFailures": [
+        {"id": case, "reason": "not yet"} for case in expected]}))
+    index = [{"id": r.id, "level": r.level, "scope": r.scope}
+             for r in build_index(REPO / "spec")]
+    traced = coverage(load_cases(), index, manifest()["kitVerified"])
+    data = build_report(run, suites=registry(), connector="py:tests", coverage=traced, kit=KIT,
+                        seed=1)
+    problems = schemas.errors("conformance/v1/report.json", json.loads(json.dumps(data)))
+    assert not problems, [(list(p.absolute_path), p.message) for p in problems[:3]]
+    verdicts: dict[str, str] = data["requirements"]
+    return verdicts
+
+
+def test_a_verdict_per_requirement_the_cases_name() -> None:
+    verdicts = _verdicts(("mem-memento-a3",))
+    named = {r for c in SELECTION for r in c.requirements}
+    assert set(verdicts) == named
+    # a1 failed and a2 errored (unexpectedly); a3 was skipped as the baseline expects
+    assert verdicts["MEM-ENT-002"] == "fail" and verdicts["MEM-ERR-003"] == "fail"
+    a1 = next(c for c in SELECTION if c.id == "mem-memento-a1")
+    assert all(verdicts[r] == "fail" for r in a1.requirements)
+    passed = {r for c in SELECTION if c.id.startswith("ses-env-") for r in c.requirements
+              if not any(r in o.requirements for o in SELECTION if o.id.startswith("mem-"))}
+    assert passed and all(verdicts[r] == "pass" for r in passed)
+    # cases that need memory.store are not applicable to Mixed: their requirements, when
+    # no other case names them, were not run
+    assert "not run" in verdicts.values()
+
+
+def test_expected_failures_are_marked_in_the_verdict() -> None:
+    verdicts = _verdicts(("mem-memento-a1", "mem-memento-a2", "mem-memento-a3"))
+    assert verdicts["MEM-ENT-002"] == "fail (expected)"
+    assert verdicts["MEM-ERR-003"] == "fail (expected)"
+
+
+def test_console_and_markdown_state_the_verdicts() -> None:
+    data = report()
+    verdicts = list(data["requirements"].values())
+    counts = (sum(v == "pass" for v in verdicts),
+              sum(v.startswith("fail") for v in verdicts), verdicts.count("not run"))
+    assert (f"requirements: {counts[0]} pass, {counts[1]} fail, {counts[2]} not run"
+            in console_lines(data))
+    text = to_markdown(data)
+    assert "| Failing requirement | Verdict |" in text
+    assert "| MEM-ENT-002 | fail |" in text
+    assert "| " + next(r for r, v in data["requirements"].items() if v == "pass") + " |" \
+        not in text.split("| Failing requirement |", 1)[1]

@@ -32,6 +32,7 @@ COMMANDS: tuple[Command, ...] = (
             ".conformance"),
     Command("compliance", "build the compliance site from the kit's reports of several "
             "implementations", ".compliance"),
+    Command("schemas", "export the packaged JSON Schemas for offline validation", ".schemas"),
 )
 
 BY_NAME = {command.name: command for command in COMMANDS}
