@@ -33,19 +33,23 @@ def conformance(session: nox.Session) -> None:
     session.run("dshkit", "conformance", *session.posargs)
 
 
-def _dsh_harness(session: nox.Session) -> Path:
-    """A copy of harnesses/dsh with its pinned npm packages, in a cache outside the source
-    tree, keyed by the lock file (npm ci runs only when the lock changes)."""
-    source = Path("harnesses/dsh")
+def _cached_copy(session: nox.Session, source: Path, name: str, *,
+                 ignore: tuple[str, ...] = ()) -> Path:
+    """A copy of ``source`` with its pinned npm packages, in a cache outside the source tree,
+    keyed by its lock file (npm ci runs only when the lock changes)."""
     digest = hashlib.sha256((source / "package-lock.json").read_bytes()).hexdigest()[:12]
-    cache = Path(os.environ.get("DSHKIT_CACHE", Path.home() / ".cache" / "dshkit"))
-    target = cache / f"dsh-harness-{digest}"
+    target = _cache_root() / f"{name}-{digest}"
     shutil.copytree(source, target, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("node_modules", "report.json"))
+                    ignore=shutil.ignore_patterns("node_modules", *ignore))
     if not (target / "node_modules").is_dir():
         session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(target),
                     external=True)
     return target
+
+
+def _dsh_harness(session: nox.Session) -> Path:
+    """harnesses/dsh with its pinned npm packages (DSH 0.1.0-rc.8), in the cache."""
+    return _cached_copy(session, Path("harnesses/dsh"), "dsh-harness", ignore=("report.json",))
 
 
 @nox.session(name="conformance-dsh", python=PYTHON)
@@ -173,15 +177,8 @@ def conformance_dsh_next(session: nox.Session) -> None:
 def _memento_harness(session: nox.Session) -> Path:
     """harnesses/dsh-memento (our harness code and its pinned Node 22 binary package) in the
     cache, keyed by its lock."""
-    source = Path("harnesses/dsh-memento")
-    digest = hashlib.sha256((source / "package-lock.json").read_bytes()).hexdigest()[:12]
-    target = _cache_root() / f"dsh-memento-harness-{digest}"
-    shutil.copytree(source, target, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("node_modules", "baseline.json"))
-    if not (target / "node_modules").is_dir():
-        session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(target),
-                    external=True)
-    return target
+    return _cached_copy(session, Path("harnesses/dsh-memento"), "dsh-memento-harness",
+                        ignore=("baseline.json",))
 
 
 @nox.session(name="conformance-memento", python=PYTHON)

@@ -13,8 +13,9 @@ Names are loaded on first use (the parser seam imports orjson).
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import exports
 
 if TYPE_CHECKING:
     from .codec import MAX_SAFE_INTEGER, check_lossless, dumps, js_number, loads
@@ -29,13 +30,7 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = exports(__name__, _HOMES, globals())
 
 
 __all__ = [

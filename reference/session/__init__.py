@@ -8,8 +8,9 @@ importing this package costs nothing until one is needed (``dshkit validate`` st
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import exports
 
 if TYPE_CHECKING:
     from .folding import FoldReport, LoadReport, fold_events, fold_path, load_events, load_path
@@ -34,17 +35,8 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = exports(__name__, _HOMES, globals())
 
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
 
 
 __all__ = [

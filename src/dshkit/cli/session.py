@@ -16,6 +16,7 @@ from .report import Reporter, usage
 
 if TYPE_CHECKING:
     from ..reference.session.folding import FoldReport
+    from ..reference.session.recovery import RepairReport
 
 
 FORM_HELP = ("the input's form: dsh (a header line, then records, plain or zstd), jsonl "
@@ -115,21 +116,34 @@ def run_fold(args: argparse.Namespace, out: Reporter) -> int:
     with working(out, f"folding {_names([args.path])}"):
         report = fold_path(args.path, repair=not args.no_repair, session_id=args.session_id,
                            form=args.form)
-    if out.json:
-        if report.errors:
-            return out.refuse(refusal(report.errors[0], args.path, report.to_json()))
-        out.emit(report.to_json())
-    elif not report.valid:
-        for problem in report.errors:
-            out.say(f"{args.path}: cannot fold: {describe(problem)}")
-    else:
+    if _refused_or_emitted(out, args.path, report, "fold"):
+        return exit_for(report.errors)
+    if not out.json:
         out.say(f"nodes: {list(report.nodes)}")
         out.say(f"shadowed: {list(report.shadowed)}")
         if report.closers:
             out.say(f"repair closers (in memory): {[c['seq'] for c in report.closers]}")
         for message in report.messages:
             out.say(f"- {message.get('role')} {message.get('id')}: {_summary(message)}")
-    return exit_for(report.errors)
+    return exits.OK
+
+
+def _refused_or_emitted(out: Reporter, path: str, report: FoldReport | RepairReport,
+                        verb: str) -> bool:
+    """The shared tail of fold and repair: with ``--json`` the report or its refusal is
+    written (True); without it a refusal is told line by line (True); False leaves a valid
+    report to the command's own text."""
+    if out.json:
+        if report.errors:
+            out.refuse(refusal(report.errors[0], path, report.to_json()))
+        else:
+            out.emit(report.to_json())
+        return True
+    if report.valid:
+        return False
+    for problem in report.errors:
+        out.say(f"{path}: cannot {verb}: {describe(problem)}")
+    return True
 
 
 def _summary(message: dict[str, Any]) -> str:
@@ -153,18 +167,13 @@ def run_repair(args: argparse.Namespace, out: Reporter) -> int:
     from ..reference.session.recovery import repair_path
 
     report = repair_path(args.path, write=args.write)
-    if out.json:
-        if report.errors:
-            return out.refuse(refusal(report.errors[0], args.path, report.to_json()))
-        out.emit(report.to_json())
-    elif not report.valid:
-        for problem in report.errors:
-            out.say(f"{args.path}: cannot repair: {describe(problem)}")
-    else:
+    if _refused_or_emitted(out, args.path, report, "repair"):
+        return exit_for(report.errors)
+    if not out.json:
         if not report.closers:
             out.say(f"{args.path}: balanced; no closers needed")
         for event in report.closers:
             out.say(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
         if report.written:
             out.note(f"{args.path}: repaired in place")
-    return exit_for(report.errors)
+    return exits.OK
