@@ -92,10 +92,10 @@ def build_server(path: Path, reader: Any) -> Any:
             result = read_store(path, lambda store: call_tool(store, reader, params.name,
                                                                params.arguments))
         except MemoryProtocolError as exc:
-            error = exc.to_json()
+            failure = {"error": exc.to_json()}
             return types.CallToolResult(
-                content=[types.TextContent(type="text", text=_json(error))],
-                structured_content={"error": error}, is_error=True)
+                content=[types.TextContent(type="text", text=_json(failure))],
+                structured_content=failure, is_error=True)
         return types.CallToolResult(content=[types.TextContent(type="text", text=_json(result))],
                                     structured_content=result, is_error=False)
 
