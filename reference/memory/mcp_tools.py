@@ -1,5 +1,5 @@
 """The tools of the read-only MCP server, as pure functions over a read-only store view
-(spec chapter ``memory/mcp``, MEM-MCP-003..009).
+(spec chapter ``memory/mcp``, MEM-MCP-001..008).
 
 Nothing here imports the MCP SDK: the transport lives in ``dshkit.cli.memory_serve``, and the
 conformance kit calls :func:`call_tool` directly. Every tool sees the reader's visible set
@@ -20,7 +20,7 @@ from .store import CREATION, RANKING, Store
 
 SERVER_NAME = "dshkit-memory"
 DEFAULT_LIST_LIMIT = 50
-#: The recall tool, offered only when the server was given session history (MEM-MCP-004).
+#: The recall tool, offered only when the server was given session history (MEM-MCP-003).
 RECALL_TOOL = "memory_recall"
 
 
@@ -115,7 +115,7 @@ def _string(data: dict[str, Any], key: str) -> str | None:
 
 
 def search(store: Store, reader: Reader, arguments: Any) -> dict[str, Any]:
-    """MEM-MCP-005: ``query`` over the reader's visible set, without the recall."""
+    """MEM-MCP-004: ``query`` over the reader's visible set, without the recall."""
     data = _arguments(arguments)
     check_keys(data, {"text", "track", "scope", "limit"})
     track = _choice(data, "track", TRACKS)
@@ -128,7 +128,7 @@ def search(store: Store, reader: Reader, arguments: Any) -> dict[str, Any]:
 
 
 def list_page(store: Store, reader: Reader, arguments: Any) -> dict[str, Any]:
-    """MEM-MCP-006: the visible set in (createdAt, id) order, a page at a time."""
+    """MEM-MCP-005: the visible set in (createdAt, id) order, a page at a time."""
     data = _arguments(arguments)
     check_keys(data, {"track", "scope", "workspaceKey", "offset", "limit"})
     track = _choice(data, "track", TRACKS)
@@ -147,7 +147,7 @@ def list_page(store: Store, reader: Reader, arguments: Any) -> dict[str, Any]:
 
 
 def read(store: Store, reader: Reader, arguments: Any) -> dict[str, Any]:
-    """MEM-MCP-007: one entry of the visible set by id; ``null`` for any other id, so that the
+    """MEM-MCP-006: one entry of the visible set by id; ``null`` for any other id, so that the
     answer does not tell an invisible entry from an absent one."""
     data = _arguments(arguments)
     check_keys(data, {"id"})
@@ -161,7 +161,7 @@ def read(store: Store, reader: Reader, arguments: Any) -> dict[str, Any]:
 
 
 def stats(store: Store, reader: Reader, arguments: Any) -> dict[str, Any]:
-    """MEM-MCP-008: visible counts per bucket, store-wide usage as ``budgets()`` reports it."""
+    """MEM-MCP-007: visible counts per bucket, store-wide usage as ``budgets()`` reports it."""
     check_keys(_arguments(arguments), set())
     entries, total = store.select(keys=reader.keys, order=CREATION)
     usage = store.bucket_usage()
@@ -181,7 +181,7 @@ _HANDLERS: dict[str, Callable[[Store, Reader, Any], dict[str, Any]]] = {
 
 
 def call_tool(store: Store, reader: Reader, name: Any, arguments: Any) -> dict[str, Any]:
-    """MEM-MCP-003/009: the result of tool ``name``, or a :class:`MemoryProtocolError` for
+    """MEM-MCP-002/008: the result of tool ``name``, or a :class:`MemoryProtocolError` for
     any argument or tool name this server does not serve (every write-shaped name among
     them: the server has no write tool)."""
     handler = _HANDLERS.get(name) if isinstance(name, str) else None

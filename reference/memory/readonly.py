@@ -1,4 +1,5 @@
-"""Reading a store without changing any byte next to it (spec chapter ``memory/mcp``, MEM-MCP-006).
+"""Reading a store without changing any byte next to it (spec chapter ``memory/mcp``,
+MEM-MCP-009 and MEM-MCP-010).
 
 ``open_store`` creates, migrates and switches to WAL; a reader that must write nothing cannot
 use it. SQLite opens a WAL store read-only (``mode=ro``) only by creating its ``-wal`` and

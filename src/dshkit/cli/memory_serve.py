@@ -81,7 +81,7 @@ def build_server(path: Path, reader: Any) -> Any:
                                                           idempotent_hint=True,
                                                           open_world_hint=False))
              for name, (description, schema) in TOOLS.items()]
-    # RECALL SEAM (MEM-MCP-004): with --sessions the integrator appends the memory_recall tool
+    # RECALL SEAM (MEM-MCP-003): with --sessions the integrator appends the memory_recall tool
     # here and routes it to reference/memory/recall.py; without --sessions it is never listed.
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
