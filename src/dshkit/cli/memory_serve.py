@@ -13,10 +13,13 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import exits
 from .report import Refusal, Reporter, from_error
+
+if TYPE_CHECKING:
+    from ..reference.memory.mcp_tools import Reader
 
 INSTRUCTIONS = ("Read-only access to the dshkit memory store of one workspace and agent: "
                 "search, list, read and count the entries this session can see. There is no "
@@ -34,7 +37,7 @@ def serve(args: argparse.Namespace, out: Reporter, path: Path) -> int:
     the client closes it."""
     from ..reference.memory import MemoryProtocolError
     from ..reference.memory.mcp_tools import Reader
-    from ..reference.memory.readonly import check_readable, read_store
+    from ..reference.memory.readonly import read_store
 
     try:
         import anyio
@@ -47,8 +50,7 @@ def serve(args: argparse.Namespace, out: Reporter, path: Path) -> int:
                       exit_code=exits.USAGE, flag="--sessions",
                       details={"flag": "--sessions"})
     try:
-        check_readable(path)
-        read_store(path, lambda store: None)
+        read_store(path, lambda store: None)  # refused now rather than at the first call
     except MemoryProtocolError as exc:
         raise from_error(exc.to_json(), exits.USAGE, flag="--db") from None
     cwd = args.cwd if args.cwd is not None else os.getcwd()
@@ -57,7 +59,7 @@ def serve(args: argparse.Namespace, out: Reporter, path: Path) -> int:
     return exits.OK
 
 
-async def _run(path: Path, reader: Any) -> None:
+async def _run(path: Path, reader: Reader) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(path, reader)
@@ -65,7 +67,7 @@ async def _run(path: Path, reader: Any) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def build_server(path: Path, reader: Any) -> Any:
+def build_server(path: Path, reader: Reader) -> Any:
     """The SDK server: ``tools/list`` and ``tools/call`` over the tool functions."""
     import mcp.types as types
     from mcp.server.lowlevel import Server
