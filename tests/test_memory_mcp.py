@@ -1,4 +1,4 @@
-"""``dshkit memory serve``: the read-only MCP server (spec memory/mcp: MEM-CLI-007 and
+"""``dshkit memory serve``: the read-only MCP server (spec memory/mcp: MEM-CLI-008 and
 MEM-MCP-001..010).
 
 One test drives the real server over stdio with the SDK's own client; the others prove that no
@@ -273,7 +273,7 @@ def _refusal(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     return error
 
 
-@pytest.mark.requirement("MEM-CLI-007")
+@pytest.mark.requirement("MEM-CLI-008")
 def test_a_missing_store_is_refused_and_not_created(tmp_path: Path) -> None:
     path = tmp_path / "nowhere" / "memory.db"
     error = _refusal(_serve("--db", str(path)))
@@ -285,7 +285,7 @@ def test_a_missing_store_is_refused_and_not_created(tmp_path: Path) -> None:
     assert empty.read_bytes() == b"" and sorted(os.listdir(tmp_path)) == ["empty.db"]
 
 
-@pytest.mark.requirement("MEM-CLI-007")
+@pytest.mark.requirement("MEM-CLI-008")
 def test_stores_that_cannot_be_read_without_writing_are_refused(tmp_path: Path) -> None:
     old = tmp_path / "old.db"
     create_store_at_version(old, 2)
@@ -304,21 +304,21 @@ def test_stores_that_cannot_be_read_without_writing_are_refused(tmp_path: Path) 
     assert "memory migrate" in _refusal(_serve("--db", str(old)))["message"]
 
 
-@pytest.mark.requirement("MEM-CLI-007")
+@pytest.mark.requirement("MEM-CLI-008")
 def test_without_the_sdk_the_command_refuses(store: tuple[Path, dict[str, str]]) -> None:
     path, _ = store
     error = _refusal(_serve("--db", str(path), prelude="import sys; sys.modules['mcp'] = None; "))
     assert error["code"] == "MCP_UNAVAILABLE" and "dshkit[mcp]" in error["message"]
 
 
-@pytest.mark.requirement("MEM-CLI-007")
+@pytest.mark.requirement("MEM-CLI-008")
 def test_sessions_is_refused_until_recall_is_wired(store: tuple[Path, dict[str, str]]) -> None:
     path, _ = store
     error = _refusal(_serve("--db", str(path), "--sessions", str(path.parent)))
     assert error["code"] == "RECALL_UNAVAILABLE"
 
 
-@pytest.mark.requirement("MEM-CLI-007")
+@pytest.mark.requirement("MEM-CLI-008")
 def test_other_commands_do_not_import_the_sdk() -> None:
     code = ("import sys, contextlib, io\nfrom dshkit.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
@@ -334,7 +334,7 @@ def test_other_commands_do_not_import_the_sdk() -> None:
 # -- the real server over stdio, driven by the SDK's client ----------------------------------------
 
 
-@pytest.mark.requirement("MEM-CLI-007")
+@pytest.mark.requirement("MEM-CLI-008")
 def test_the_sdk_client_drives_the_server_over_stdio(store: tuple[Path, dict[str, str]]) -> None:
     pytest.importorskip("mcp")
     import anyio
