@@ -92,7 +92,7 @@ def zstd_segments(stream: BinaryIO, notes: list[str]) -> Iterator[Segment]:
     bounds = limits.current()
     line_limit = bounds.max_line_bytes
     total_limit = bounds.max_decompressed_bytes
-    import zstandard  # here: only zstd logs need it (a start of dshkit validate is shorter)
+    import zstandard  # here, not at the top: only a zstd log needs it
 
     total = 0  # decompressed bytes of the complete frames so far
     decompressor = zstandard.ZstdDecompressor()
