@@ -25,11 +25,12 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import BinaryIO, Final
-
-import zstandard
+from typing import TYPE_CHECKING, BinaryIO, Final
 
 from .problems import ProblemError, fail
+
+if TYPE_CHECKING:
+    import zstandard
 
 #: A line of a session file (or a JSON array document) longer than this is refused.
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
@@ -182,7 +183,11 @@ class BoundedFrameDecompressor:
         """``decompressor``: a ``ZstdDecompressor`` to make the object from, so that a reader
         of many frames sets up the decoder once."""
         self.limit = _current.max_frame_bytes if limit is None else limit
-        self._obj = (decompressor or zstandard.ZstdDecompressor()).decompressobj()
+        if decompressor is None:
+            import zstandard  # here, not at the top: only a zstd log needs it
+
+            decompressor = zstandard.ZstdDecompressor()
+        self._obj = decompressor.decompressobj()
         self.produced = 0
         self._rest = b""
 

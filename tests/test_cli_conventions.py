@@ -241,10 +241,11 @@ def test_validate_loads_only_the_validator(tmp_path: Path) -> None:
 
 #: What ``dshkit validate`` of a plain log leaves to the commands and inputs that need it
 #: (issue 13): argparse's help formatter (shutil, and through it lzma and bz2), pathlib (and
-#: urllib, ipaddress), decimal (only non-integral floats are formatted with it), and the session
+#: urllib, ipaddress), decimal (only non-integral floats are formatted with it), zstandard (only a
+#: zstd log needs it), and the session
 #: core's modules for the other front doors (fold, repair, the single pass, the typed layer).
 DEFERRED_BY_VALIDATE = frozenset({
-    "shutil", "lzma", "bz2", "pathlib", "urllib.parse", "ipaddress", "decimal",
+    "shutil", "lzma", "bz2", "pathlib", "urllib.parse", "ipaddress", "decimal", "zstandard",
     "dshkit.reference.session.folding", "dshkit.reference.session.recovery",
     "dshkit.reference.session.single_pass", "dshkit.reference.session.typed",
     "dshkit.reference.session.writer", "dshkit.reference.session.models"})
