@@ -1,4 +1,4 @@
-"""``dshkit memory migrate --from-memento SRC --db DEST`` (MEM-MIG-011), in process."""
+"""``dshkit memory migrate --from-memento SRC --db DEST`` (MEM-CLI-011), in process."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _tree(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
-@pytest.mark.requirement("MEM-MIG-011")
+@pytest.mark.requirement("MEM-CLI-011")
 def test_json_report_and_text_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = _source(tmp_path / "m.db")
     dest = tmp_path / "d" / "memory.db"
@@ -53,7 +53,7 @@ def test_json_report_and_text_report(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "audit rows not carried: the destination's ledger is not empty" in out
 
 
-@pytest.mark.requirement("MEM-MIG-011")
+@pytest.mark.requirement("MEM-CLI-011")
 def test_without_approval_nothing_is_created(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     source = _source(tmp_path / "m.db")
@@ -64,7 +64,7 @@ def test_without_approval_nothing_is_created(tmp_path: Path,
     assert _tree(tmp_path) == ["m.db"]
 
 
-@pytest.mark.requirement("MEM-MIG-011")
+@pytest.mark.requirement("MEM-CLI-011")
 @pytest.mark.parametrize(("version", "code"), [("9", "SOURCE_UNSUPPORTED_VERSION"),
                                                ("x", "SOURCE_INVALID")])
 def test_a_refused_source_is_a_usage_error_naming_the_flag(
@@ -79,7 +79,7 @@ def test_a_refused_source_is_a_usage_error_naming_the_flag(
     assert _tree(tmp_path) == ["m.db"]
 
 
-@pytest.mark.requirement("MEM-MIG-011")
+@pytest.mark.requirement("MEM-CLI-011")
 def test_a_missing_source_is_refused_without_json_too(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run(capsys, "migrate", "--from-memento", str(tmp_path / "nope.db"),

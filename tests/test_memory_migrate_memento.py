@@ -272,3 +272,29 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(tmp_path: Path) 
         with pytest.raises(sqlite3.OperationalError):
             migrate_memento(provider, source, WRITE, proposals=broken)
         assert provider.list_entries() == [] and ledger(provider) == []
+
+
+@pytest.mark.requirement("MEM-MIG-008")
+def test_reports_and_refusals_follow_their_schemas(tmp_path: Path) -> None:
+    from dshkit import schemas
+
+    rows = {"entries": [_entry(ID1, 4), _entry(ID2, 4, source="")],
+            "audit": [_audit("add"), _audit("proposal")], "proposals": [_proposal(4)]}
+    source = materialise(tmp_path / "m.db", 4, rows, extra=(
+        "ALTER TABLE audit ADD COLUMN note TEXT", "INSERT INTO meta VALUES ('owner', 'x')"))
+    with open_store(tmp_path / "dest.db") as provider:
+        report = migrate_memento(provider, source, WRITE)
+        assert {x["kind"] for x in report["losses"]} == {
+            "unknown-column", "meta", "entry", "audit-action", "proposals"}
+        assert schemas.errors("memory/v1/migrate-report.json", report) == []
+        again = migrate_memento(provider, source, WRITE)
+        assert schemas.errors("memory/v1/migrate-report.json", again) == []
+        other = materialise(tmp_path / "o.db", 4, {"entries": [_entry(ID1, 4, text="x")]})
+        with raises_code("IMPORT_CONFLICT") as info:
+            migrate_memento(provider, other, WRITE)
+        assert schemas.errors("memory/v1/error.json", info.value.to_json()) == []
+    for broken in (materialise(tmp_path / "n.db", 4, {}, schema_version="7"),
+                   tmp_path / "missing.db"):
+        with pytest.raises(Exception) as caught:
+            read_memento_store(broken)
+        assert schemas.errors("memory/v1/error.json", caught.value.to_json()) == []  # type: ignore[attr-defined]

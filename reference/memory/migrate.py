@@ -155,12 +155,13 @@ def _proposal(row: dict[str, Any]) -> dict[str, Any]:
             "decidedAt": row["decided_at"]}
 
 
-def migrate_memento(provider: Provider, source: str | Path, write: Any, *,
+def migrate_memento(provider: Provider, source: str | Path | MementoImage, write: Any, *,
                     proposals: ProposalWriter | None = None) -> dict[str, Any]:
-    """MEM-MIG-001..010: read the source, map it, and write it into ``provider``'s store
-    under one approval and in one transaction; returns the migration report."""
+    """MEM-MIG-001..010: read the source (a path, or an image read before), map it, and write
+    it into ``provider``'s store under one approval and in one transaction; returns the
+    migration report."""
     ctx = provider._context(write)
-    image = read_memento_store(source)
+    image = source if isinstance(source, MementoImage) else read_memento_store(source)
     mapped = plan(image)
     store = provider.store
     state = store.state()
