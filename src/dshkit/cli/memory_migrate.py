@@ -1,5 +1,5 @@
 """``dshkit memory migrate --from-memento SRC``: bring a dsh-memento store into the store of
-``--db`` (spec chapter ``memory/migrate-memento``, MEM-MIG-011) and print the loss report."""
+``--db`` (spec chapter ``memory/migrate-memento``, MEM-CLI-011) and print the loss report."""
 
 from __future__ import annotations
 
