@@ -70,9 +70,9 @@ def _fingerprint(path: Path) -> tuple[bytes, int, list[str]]:
     return hashlib.sha256(path.read_bytes()).digest(), path.stat().st_mtime_ns, names
 
 
-@pytest.mark.requirement("MEM-MIG-001")
 @pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_the_source_is_left_byte_for_byte(tmp_path: Path, version: int) -> None:
+    """MEM-MIG-001."""
     (tmp_path / "src").mkdir()
     source = _source(tmp_path / "src", version)
     before = _fingerprint(source)
@@ -84,8 +84,8 @@ def test_the_source_is_left_byte_for_byte(tmp_path: Path, version: int) -> None:
     assert _fingerprint(source) == before
 
 
-@pytest.mark.requirement("MEM-MIG-001")
 def test_a_source_with_a_wal_is_refused_and_left_alone(tmp_path: Path) -> None:
+    """MEM-MIG-001."""
     source = _source(tmp_path, 4)
     Path(f"{source}-wal").write_bytes(b"")
     before = _fingerprint(source)
@@ -95,9 +95,9 @@ def test_a_source_with_a_wal_is_refused_and_left_alone(tmp_path: Path) -> None:
     assert _fingerprint(source) == before
 
 
-@pytest.mark.requirement("MEM-MIG-004")
 @pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_entries_keep_identity_and_counters(tmp_path: Path, version: int) -> None:
+    """MEM-MIG-004."""
     source = _source(tmp_path, version)
     with open_store(tmp_path / "dest.db", clock=FrozenClock()) as provider:
         report = migrate_memento(provider, source, WRITE)
@@ -112,8 +112,8 @@ def test_entries_keep_identity_and_counters(tmp_path: Path, version: int) -> Non
         "recallCount": 4 if version >= 3 else 0, "sessionId": "s-1"}
 
 
-@pytest.mark.requirement("MEM-MIG-004")
 def test_user_global_entries_lose_the_writers_workspace_key(tmp_path: Path) -> None:
+    """MEM-MIG-004."""
     source = _source(tmp_path, 4, entries=[_entry(ID1.upper(), 4, scope="user-global",
                                                   track="user")])
     with open_store(tmp_path / "dest.db") as provider:
@@ -122,8 +122,8 @@ def test_user_global_entries_lose_the_writers_workspace_key(tmp_path: Path) -> N
     assert entry["id"] == ID1 and entry["workspaceKey"] == ""
 
 
-@pytest.mark.requirement("MEM-MIG-006")
 def test_the_ledger_is_carried_and_unknown_actions_reported(tmp_path: Path) -> None:
+    """MEM-MIG-006."""
     source = _source(tmp_path, 4, audit=[_audit("add", 900), _audit("proposal", 950),
                                          _audit("settings-rejected", 960), _audit("snapshot",
                                                                                   970)])
@@ -143,8 +143,8 @@ def test_the_ledger_is_carried_and_unknown_actions_reported(tmp_path: Path) -> N
     assert replay(rows[start:]) == entries
 
 
-@pytest.mark.requirement("MEM-MIG-007")
 def test_proposals_are_read_and_reported_not_carried(tmp_path: Path) -> None:
+    """MEM-MIG-007."""
     source = _source(tmp_path, 3)
     assert read_memento_store(source).proposals[0]["agent_key"] == "coder"
     with open_store(tmp_path / "dest.db") as provider:
@@ -154,8 +154,8 @@ def test_proposals_are_read_and_reported_not_carried(tmp_path: Path) -> None:
     assert loss["ids"] == ["p-1"]
 
 
-@pytest.mark.requirement("MEM-MIG-007")
 def test_a_proposal_writer_is_called_inside_the_transaction(tmp_path: Path) -> None:
+    """MEM-MIG-007."""
     source = _source(tmp_path, 4)
     seen: list[Json] = []
     with open_store(tmp_path / "dest.db") as provider:
@@ -167,17 +167,17 @@ def test_a_proposal_writer_is_called_inside_the_transaction(tmp_path: Path) -> N
     assert not any(x["kind"] == "proposals" for x in report["losses"])
 
 
-@pytest.mark.requirement("MEM-MIG-002")
 def test_a_newer_store_is_refused_with_found_and_supported(tmp_path: Path) -> None:
+    """MEM-MIG-002."""
     source = materialise(tmp_path / "m.db", 4, {}, schema_version="5")
     with raises_code("SOURCE_UNSUPPORTED_VERSION") as info:
         read_memento_store(source)
     assert info.value.details == {"path": str(source), "found": 5, "supported": [1, 2, 3, 4]}
 
 
-@pytest.mark.requirement("MEM-MIG-002")
 @pytest.mark.parametrize("content", [b"", b"not a database at all", b"SQLite format 3\x00junk"])
 def test_garbage_is_refused(tmp_path: Path, content: bytes) -> None:
+    """MEM-MIG-002."""
     source = tmp_path / "m.db"
     source.write_bytes(content)
     with raises_code("SOURCE_INVALID"):
@@ -185,8 +185,8 @@ def test_garbage_is_refused(tmp_path: Path, content: bytes) -> None:
     assert source.read_bytes() == content and os.listdir(tmp_path) == ["m.db"]
 
 
-@pytest.mark.requirement("MEM-MIG-002")
 def test_a_missing_file_and_a_dshkit_store_are_refused(tmp_path: Path) -> None:
+    """MEM-MIG-002."""
     with raises_code("SOURCE_INVALID") as info:
         read_memento_store(tmp_path / "nope.db")
     assert "does not exist" in info.value.details["reason"]
@@ -197,16 +197,16 @@ def test_a_missing_file_and_a_dshkit_store_are_refused(tmp_path: Path) -> None:
     assert "meta" in info.value.details["reason"]
 
 
-@pytest.mark.requirement("MEM-MIG-002")
 @pytest.mark.parametrize("value", ["0", "x", "-1", "2.5"])
 def test_a_broken_schema_version_is_refused(tmp_path: Path, value: str) -> None:
+    """MEM-MIG-002."""
     source = materialise(tmp_path / "m.db", 4, {}, schema_version=value)
     with raises_code("SOURCE_INVALID"):
         read_memento_store(source)
 
 
-@pytest.mark.requirement("MEM-MIG-008")
 def test_unknown_columns_tables_and_bad_entries_are_reported(tmp_path: Path) -> None:
+    """MEM-MIG-008."""
     rows = {"entries": [_entry(ID1, 4), _entry(ID2, 4, text="   "),
                         _entry("not-a-uuid", 4, created_at=5)],
             "audit": []}
@@ -224,8 +224,8 @@ def test_unknown_columns_tables_and_bad_entries_are_reported(tmp_path: Path) -> 
     assert bad["field"] == "/text"
 
 
-@pytest.mark.requirement("MEM-MIG-003")
 def test_again_is_a_no_op_and_other_content_is_a_conflict(tmp_path: Path) -> None:
+    """MEM-MIG-003."""
     source = _source(tmp_path, 4)
     dest = tmp_path / "dest.db"
     with open_store(dest) as provider:
@@ -242,8 +242,8 @@ def test_again_is_a_no_op_and_other_content_is_a_conflict(tmp_path: Path) -> Non
         assert ledger(provider) == before
 
 
-@pytest.mark.requirement("MEM-MIG-009")
 def test_over_budget_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    """MEM-MIG-009."""
     source = _source(tmp_path, 4)
     with open_store(tmp_path / "dest.db", budgets=budgets(100, 100, 100, 5)) as provider:
         with raises_code("BUDGET_EXCEEDED"):
@@ -251,8 +251,8 @@ def test_over_budget_is_refused_and_changes_nothing(tmp_path: Path) -> None:
         assert provider.list_entries() == [] and ledger(provider) == []
 
 
-@pytest.mark.requirement("MEM-MIG-010")
 def test_a_denied_migration_changes_nothing_but_its_row(tmp_path: Path) -> None:
+    """MEM-MIG-010."""
     source = _source(tmp_path, 4)
     with open_store(tmp_path / "dest.db", write_policy="off") as provider:
         with raises_code("WRITE_DENIED"):
@@ -261,8 +261,8 @@ def test_a_denied_migration_changes_nothing_but_its_row(tmp_path: Path) -> None:
         assert [r["action"] for r in ledger(provider)] == ["seed-denied"]
 
 
-@pytest.mark.requirement("MEM-MIG-010")
 def test_a_failure_inside_the_transaction_rolls_everything_back(tmp_path: Path) -> None:
+    """MEM-MIG-010."""
     source = _source(tmp_path, 4)
 
     def broken(store: Any, rows: list[Json]) -> None:
@@ -274,8 +274,8 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(tmp_path: Path) 
         assert provider.list_entries() == [] and ledger(provider) == []
 
 
-@pytest.mark.requirement("MEM-MIG-008")
 def test_reports_and_refusals_follow_their_schemas(tmp_path: Path) -> None:
+    """MEM-MIG-008."""
     from dshkit import schemas
 
     rows = {"entries": [_entry(ID1, 4), _entry(ID2, 4, source="")],
