@@ -44,8 +44,11 @@ OPERATION_DOCS: dict[str, dict[str, Any]] = {
                    "step; the kit answers the approval callbacks (harness: CNF-HAR-004).",
         "input": "`{\"steps\": [...]}`: `{\"open\": options, \"path\"?}`, `{\"call\": {\"op\", "
                  "\"input\"?, \"opts\"?, \"write\"?}}`, and with `memory.store` `{\"prepare\": "
-                 "...}`, `{\"inspect\": ...}`, `{\"defaultPath\": {\"env\"}}`; a step may carry "
-                 "`\"at\"`, the clock reading for that step.",
+                 "...}` (a `{\"memento\": {version, tables}}` prepare builds a dsh-memento store), "
+                 "`{\"inspect\": ...}`, `{\"defaultPath\": {\"env\"}}`; with "
+                 "`memory.migrate-memento` the call op `migrate_memento` (input `{\"source\"}`, "
+                 "a path of the case directory); a step may carry `\"at\"`, the clock reading "
+                 "for that step.",
         "params": {
             "clock": {"default_text": f"`{json.dumps(DEFAULT_CLOCK)}`",
                       "description": "`{start, step}`: a clock frozen within a step, moving "

@@ -173,8 +173,6 @@ def _shown(args: argparse.Namespace, value: Any) -> list[Any] | None:
         return [_item(args)]
     if args.op == "seed":
         return value if isinstance(value, list) else None
-    if args.op == "migrate" and value is not None:
-        return memory_migrate.shown(value)
     if args.op == "import":
         try:
             return envelope_entries(value)

@@ -28,13 +28,6 @@ def read_source(args: argparse.Namespace) -> Any:
                          path=str(exc.details.get("path", args.from_memento))) from None
 
 
-def shown(image: Any) -> list[dict[str, Any]]:
-    """The entries the migration would add, for the approval prompt."""
-    from ..reference.memory.migrate import plan
-
-    return [dict(entry) for entry in plan(image).entries]
-
-
 def run(provider: Any, image: Any, write: dict[str, Any]) -> dict[str, Any]:
     from ..reference.memory.migrate import migrate_memento
 
