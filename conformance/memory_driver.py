@@ -9,6 +9,10 @@ A memory case is a program of steps in the JSON call form of ``spec/memory/provi
   store file before it is opened (older store versions, foreign or damaged files), or put a
   symbolic link at ``path`` to another path of the case directory (which need not exist);
   capability ``memory.store``;
+- ``{"prepare": {"memento": {"version", "tables", "schemaVersion"?, "extra"?}}, "path"}``:
+  write a closed dsh-memento store of that schema version holding ``tables`` (rows as column →
+  value), with dsh-memento's DDL (:mod:`.memento_fixture`); ``schemaVersion`` is the ``meta``
+  value when it is not the version, ``extra`` more DDL; capability ``memory.store``;
 - ``{"inspect": "file" | {"sql": "..."}, "path"?}``: read the store file as a kit would (its
   bytes, size and modes; or one read-only SQL statement); capability ``memory.store``;
 - ``{"defaultPath": {"env": {...}}}``: the store path the provider would choose with exactly
@@ -54,6 +58,9 @@ __all__ = ["DEFAULT_CLOCK", "DEFAULT_IDS", "CaseClock", "CaseIds", "ProviderFact
 DEFAULT_CLOCK: JsonObject = {"start": 1_700_000_000_000, "step": 1000}
 DEFAULT_IDS: JsonObject = {"prefix": "00000000-0000-4000-8000-", "start": 1}
 WRITE_OPS = ("add", "replace", "remove", "consolidate", "seed", "import_envelope")
+#: MEM-MIG-001..010: ``{"op": "migrate_memento", "input": {"source": PATH}, "write"}``, PATH
+#: relative to the case directory; capability ``memory.migrate-memento``.
+MIGRATE_OP = "migrate_memento"
 Gate = Callable[[JsonObject, Any], Any]
 
 
@@ -156,6 +163,10 @@ def dispatch(provider: Any, call: Mapping[str, Any]) -> Any:
         return provider.audit_list()
     if op == "export" and isinstance(call.get("input"), dict) and "ledger" in call["input"]:
         return provider.export(call["input"]["ledger"])  # MEM-EXP-005
+    if op == MIGRATE_OP:
+        given = call.get("input")
+        source = given.get("source") if isinstance(given, dict) else None
+        return provider.migrate_memento(source, call.get("write"))
     if op == "snapshot":
         return provider.snapshot(call.get("write"))
     if op in ("budgets", "list_entries", "export", "close"):
@@ -197,6 +208,14 @@ def prepare_file(path: Path, spec: Mapping[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if "symlink" in spec:
         os.symlink(str(spec["symlink"]), path)
+        return
+    if "memento" in spec:
+        from .memento_fixture import materialise
+
+        given = dict(spec["memento"])
+        materialise(path, int(given["version"]), dict(given.get("tables", {})),
+                    schema_version=given.get("schemaVersion"),
+                    extra=tuple(given.get("extra", ())))
         return
     if "base64" in spec:
         path.write_bytes(base64.b64decode(str(spec["base64"])))
@@ -279,6 +298,10 @@ class _Handles:
             if self.primary is None:
                 raise RuntimeError(f"step {self.step}: a call with no open provider")
             call = step["call"]
+            if call.get("op") == MIGRATE_OP and isinstance(call.get("input"), dict):
+                source = call["input"].get("source")
+                call = {**call, "input": {**call["input"], "source": str(
+                    _local(self.workdir, source)) if isinstance(source, str) else source}}
             response = self.respond(lambda: dispatch(self.primary, call))
             if call.get("op") == "close":
                 self.primary = None

@@ -146,7 +146,7 @@ def test_export_formats_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[
                            "tags": ["Tools"], "source": "claude-md"},
                           {"track": "user", "scope": "user-global", "text": "Likes tea"}])
     assert run_json(capsys, "export", "mem0", "--db", str(tmp_path / "none.db"),
-                    expect=2)["code"] == "IO_ERROR"
+                    expect=2)["code"] == "STORE_MISSING"
     assert not (tmp_path / "none.db").exists()
     out = run_json(capsys, "export", "hermes", "--db", str(db), "--output",
                    str(tmp_path / "memories"))
@@ -260,3 +260,38 @@ def test_one_grammar_for_formats_and_stores(tmp_path: Path,
                        str(tmp_path / "USER.md"))
     assert written["written"] == [str(tmp_path / "USER.md")]
     assert run_json(capsys, "import", str(payload), expect=2)["flag"] == "--format"
+
+
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.requirement("ADP-CLI-003")
+@pytest.mark.parametrize("empty", [False, True])
+def test_export_of_no_store_is_store_missing_and_creates_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], empty: bool) -> None:
+    db = tmp_path / ("empty.db" if empty else "typo/dir/m.db")
+    if empty:
+        db.write_bytes(b"")
+    before = _tree(tmp_path)
+    refused = run_json(capsys, "export", "mem0", "--db", str(db), expect=2)
+    assert refused["code"] == "STORE_MISSING"
+    assert refused["details"]["path"] == str(db) and str(db) in refused["message"]
+    assert _tree(tmp_path) == before
+    if empty:
+        assert db.read_bytes() == b""
+
+
+@pytest.mark.requirement("ADP-CLI-002")
+@pytest.mark.parametrize("policy", [[], ["--policy", "off"]])
+def test_a_denied_import_into_no_store_creates_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], policy: list[str]) -> None:
+    source = tmp_path / "in" / "mem0.json"
+    source.parent.mkdir()
+    source.write_text(json.dumps([{"memory": "Likes tea"}]), encoding="utf-8")
+    db = tmp_path / "new" / "m.db"
+    refused = run_json(capsys, "import", "mem0", str(source), "--db", str(db), *policy,
+                       expect=1)
+    assert refused["code"] == "WRITE_DENIED"
+    assert "no store was created" in refused["message"]
+    assert _tree(tmp_path) == ["in", "in/mem0.json"]

@@ -37,6 +37,7 @@ import pytest
 import dshkit
 import dshkit.reference.memory as memory_package
 from dshkit.cli import build_parser
+from dshkit.conformance.memento_fixture import materialise
 from dshkit.conformance.memory_model import replay
 from dshkit.reference.memory import MemoryProtocolError, open_provider
 from dshkit.reference.memory.provider import Provider
@@ -52,7 +53,7 @@ def _write(**session: Any) -> Write:
 
 WRITE = _write()
 #: Provider methods that change entries: each goes through the gate.
-GATED = {"add", "replace", "remove", "consolidate", "seed", "import_envelope"}
+GATED = {"add", "replace", "remove", "consolidate", "seed", "import_envelope", "migrate_memento"}
 #: Provider methods that append audit rows without changing an entry's content: recall
 #: counters (MEM-QRY-005) and the frozen snapshot (MEM-SNP-001); not gated by the spec.
 AUDITED_ONLY = {"query", "snapshot"}
@@ -125,7 +126,16 @@ CALLS: dict[str, Callable[[Provider, Write], Any]] = {
     "seed": lambda p, w: p.seed([{"track": "agent", "scope": "workspace", "text": "seeded"}],
                                 w),
     "import_envelope": lambda p, w: p.import_envelope(_envelope(), w),
+    "migrate_memento": lambda p, w: p.migrate_memento(_memento_source(p), w),
 }
+def _memento_source(provider: Provider) -> Path:
+    """A dsh-memento store of one new entry, next to the provider's store."""
+    return materialise(provider.store.path.parent / "memento.db", 4, {"entries": [{
+        "id": "9b7c2f4e-0a1d-4c3b-8e5f-6a7b8c9d0e1f", "track": "agent", "scope": "workspace",
+        "workspace_key": "/w", "text": "from dsh-memento", "source": "dsh-memento",
+        "created_at": 1, "updated_at": 1, "session_id": None}]})
+
+
 READ_CALLS: dict[str, Callable[[Provider], Any]] = {
     "budgets": lambda p: p.budgets(),
     "list_entries": lambda p: p.list_entries(),
@@ -269,7 +279,7 @@ def test_provider_write_without_approval_fails_closed(op: str, denial: str,
     finally:
         provider.close()
     assert info.value.code == "WRITE_DENIED"
-    _assert_denied(before, _raw(db), f"{'seed' if op == 'import_envelope' else op}-denied")
+    _assert_denied(before, _raw(db), f"{'seed' if op in ('import_envelope', 'migrate_memento') else op}-denied")
 
 
 @pytest.mark.parametrize("op", sorted(GATED))

@@ -33,6 +33,7 @@ FILES: tuple[str, ...] = (
     "export-envelope.json",
     "harness-call.json",
     "mcp-tools.json",
+    "migrate-report.json",
     "query-filter.json",
     "query-result.json",
     "remove-input.json",
@@ -153,6 +154,10 @@ ERRORS: dict[str, dict[str, Any]] = {
     "STORE_BUSY": {"path": "/tmp/m.db"},
     "STORE_WRITE_FAILED": {"path": "/tmp/m.db", "reason": "database or disk is full"},
     "ENVELOPE_UNSUPPORTED": {"schema": "memory-export-v2"},
+    "IMPORT_CONFLICT": {"ids": [ID1]},
+    "SOURCE_INVALID": {"path": "/tmp/memento.db", "reason": "not a SQLite database"},
+    "SOURCE_UNSUPPORTED_VERSION": {"path": "/tmp/memento.db", "found": 5,
+                                   "supported": [1, 2, 3, 4]},
 }
 
 
@@ -496,6 +501,20 @@ def _cases() -> Iterator[Case]:
         "writePolicies": {"source:claude\n": "auto"}}, False
     yield "harness options: bad bucket key", ho, {"writePolicies": {"user/global": "off"}}, False
     yield "harness options: negative retention", ho, {"auditRetentionDays": -1}, False
+    mr = "migrate-report.json"
+    migrated = {"source": "/m.db", "sourceVersion": 3, "added": 1, "skipped": [],
+                "ledgerRows": 1, "proposals": {"read": 1, "carried": 0},
+                "losses": [{"kind": "entry", "id": "x", "field": "/text", "reason": "blank"},
+                           {"kind": "proposals", "ids": ["p"],
+                            "reason": "this dshkit store has no proposals table"}]}
+    yield "migrate report: valid", mr, migrated, True
+    yield "migrate report: version 5", mr, {**migrated, "sourceVersion": 5}, False
+    yield "migrate report: unknown loss kind", mr, {**migrated, "losses": [
+        {"kind": "budget", "reason": "x"}]}, False
+    yield "error: import conflict without ids", "error.json", error("IMPORT_CONFLICT", {}), False
+    yield "error: source version 4", "error.json", error(
+        "SOURCE_UNSUPPORTED_VERSION", {"path": "/m.db", "found": 4, "supported": [1, 2, 3, 4]}), \
+        False
 
     mt = "mcp-tools.json"
     yield "mcp: tool call", mt, {"name": "memory_search", "arguments": {"text": "ruff"}}, True

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..interface import ApproverFailure, Concurrent, JsonObject
-from ..memory_driver import DEFAULT_CLOCK, DEFAULT_IDS
+from ..memory_driver import DEFAULT_CLOCK, DEFAULT_IDS, MIGRATE_OP
 
 SUITE = "memory"
 CAPABILITY = "memory"
@@ -36,6 +36,8 @@ CAPABILITIES = {
                     "(prepare, inspect and defaultPath steps)",
     "memory.mcp": "the tools of the read-only MCP server over a store: search, list, read, "
                   "stats, tool errors, visibility and no side effects (tool steps)",
+    "memory.migrate-memento": "the migrate_memento call: a dsh-memento SQLite store, built by "
+                              "a prepare step, brought into the store (memory/migrate-memento)",
 }
 #: The implementer's contract of the operation (``python -m dshkit.conformance.contract``).
 OPERATION_DOCS: dict[str, dict[str, Any]] = {
@@ -44,9 +46,12 @@ OPERATION_DOCS: dict[str, dict[str, Any]] = {
                    "step; the kit answers the approval callbacks (harness: CNF-HAR-004).",
         "input": "`{\"steps\": [...]}`: `{\"open\": options, \"path\"?}`, `{\"call\": {\"op\", "
                  "\"input\"?, \"opts\"?, \"write\"?}}`, and with `memory.store` `{\"prepare\": "
-                 "...}`, `{\"inspect\": ...}`, `{\"defaultPath\": {\"env\"}}`, and with `memory.mcp` "
-                 "`{\"tool\": {\"name\", \"arguments\"?, \"reader\"?}, \"path\"?}`; a step may carry "
-                 "`\"at\"`, the clock reading for that step.",
+                 "...}` (a `{\"memento\": {version, tables}}` prepare builds a dsh-memento store), "
+                 "`{\"inspect\": ...}`, `{\"defaultPath\": {\"env\"}}`; with "
+                 "`memory.migrate-memento` the call op `migrate_memento` (input `{\"source\"}`, "
+                 "a path of the case directory); with `memory.mcp` `{\"tool\": {\"name\", "
+                 "\"arguments\"?, \"reader\"?}, \"path\"?}`; a step may carry `\"at\"`, the "
+                 "clock reading for that step.",
         "params": {
             "clock": {"default_text": f"`{json.dumps(DEFAULT_CLOCK)}`",
                       "description": "`{start, step}`: a clock frozen within a step, moving "
@@ -72,6 +77,8 @@ def requires(case: JsonObject) -> list[str]:
         needed.append("memory.store")
     if any("tool" in s for s in steps):
         needed.append("memory.mcp")
+    if any(isinstance(s.get("call"), dict) and s["call"].get("op") == MIGRATE_OP for s in steps):
+        needed.append("memory.migrate-memento")
     return needed
 
 

@@ -633,6 +633,14 @@ class Provider:
 
         return self._commit("seed", ctx, payload, decision, apply, cancel)
 
+    def migrate_memento(self, source: Any, write: Any) -> dict[str, Any]:
+        """MEM-MIG-001..010: bring the dsh-memento store at ``source`` into this store."""
+        from .migrate import migrate_memento  # the migration builds on this module
+
+        if not isinstance(source, (str, Path)) or source == "":
+            raise invalid("/source", "source must be the path of a dsh-memento store")
+        return migrate_memento(self, source, write)
+
     def close(self) -> None:
         self.store.close()
 

@@ -27,7 +27,7 @@ from ..reference.inputs import InputError
 from ..reference.json import inputs as json_input
 from ..reference.json.inputs import JsonInputError, parse_json
 from ..reference.memory import MemoryProtocolError
-from . import exits
+from . import exits, store_guard
 from .atomic import write_atomic
 from .options import add_db, add_json, add_write_context, output_path, write_context
 from .report import Refusal, Reporter, from_error, io_error, usage
@@ -378,6 +378,8 @@ def _cmd_import(args: argparse.Namespace, out: Reporter) -> int:
     fmt, path = _fmt(args, with_path=True)
     assert path is not None
     seed = Seed(args.db, args) if args.db else None
+    if seed is not None:
+        store_guard.guard_write(args, Path(seed.db))
     return import_file(out, fmt, path, side_options(args, "read"), seed, args.output)
 
 
@@ -453,8 +455,7 @@ def _seed(out: Reporter, fmt: str, seed: Seed, entries: list[dict[str, Any]],
 def _store_entries(db: str) -> list[dict[str, Any]]:
     from ..reference.memory import open_provider
 
-    if not Path(db).is_file():
-        raise io_error(db, "no memory store here", "--db")
+    store_guard.require_store(Path(db))
     provider = open_provider(db)
     try:
         return provider.list_entries()

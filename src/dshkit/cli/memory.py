@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from ..adapters import FORMATS
-from . import adapt, exits
+from . import adapt, exits, memory_migrate, store_guard
 from .atomic import write_atomic
 from .options import DEFAULT_SESSION_ID, add_db, add_json, add_write_context, output_path
 from .report import Refusal, Reporter, from_error, usage
@@ -117,7 +115,9 @@ def configure(memory: argparse.ArgumentParser) -> None:
     _format(imp, "read FILE in this format instead of the envelope")
     adapt.add_flags(imp, ("read",))
     adapt.add_option_lists(imp, ("read",))
-    add_op("migrate", help="open the store, migrating it to the current version")
+    migrate = add_op("migrate", help="open the store, migrating it to the current version; "
+                     "with --from-memento, import a dsh-memento store into it")
+    memory_migrate.add_option(migrate)
     serve = add_op("serve", help="serve the store read-only to MCP clients on stdio, as the "
                    "session of --cwd and --agent-preset (spec memory/mcp)")
     serve.add_argument("--sessions", metavar="PATH", help="session history for the "
@@ -146,6 +146,8 @@ def _read_input(args: argparse.Namespace) -> Any:
     from ..reference.json.inputs import UNREADABLE, JsonInputError, read_json
     from ..reference.memory import MemoryProtocolError
 
+    if args.op == "migrate" and args.from_memento is not None:
+        return memory_migrate.read_source(args)
     if args.op not in ("seed", "import"):
         return None
     try:
@@ -221,6 +223,8 @@ def _run(provider: Any, args: argparse.Namespace, value: Any) -> Any:
         if args.fresh:
             return provider.import_envelope(value, write)
         return provider.import_envelope(value, write, restore=True, replace=args.replace)
+    if op == "migrate" and args.from_memento is not None:
+        return memory_migrate.run(provider, value, write)
     if op == "migrate":
         version = provider.store.conn.execute("PRAGMA user_version").fetchone()[0]
         return {"path": str(provider.store.path), "version": version}
@@ -267,6 +271,8 @@ def _written(op: str, result: Any) -> str | None:
 
 
 def _human(op: str, result: Any) -> str:
+    if op == "migrate" and "losses" in result:
+        return memory_migrate.human(result)
     written = _written(op, result)
     if written is not None:
         return written
@@ -320,65 +326,24 @@ def _check_flags(args: argparse.Namespace) -> None:
                     "--replace")
 
 
-def _store_missing(path: Path, reason: str) -> Refusal:
-    return Refusal("STORE_MISSING", f"no memory store at {path}: {reason}; check --db (an "
-                   "approved add, seed or import creates the store)", exit_code=exits.USAGE,
-                   details={"path": str(path), "reason": reason}, path=str(path), flag="--db")
-
-
-def _existing(path: Path) -> bool:
-    """MEM-CLI-002: is there a store (or something to refuse) at ``path``? An empty file is no
-    store: only a write may turn it into one. A path that cannot name a file at all (below a
-    regular file, a name too long) is left to the store's open, which says why (IO_ERROR)."""
-    try:
-        os.lstat(path)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True
-    try:
-        empty = path.is_file() and not path.is_symlink() and path.stat().st_size == 0
-    except OSError:
-        return True  # let the store's own open say what is wrong
-    return not (empty and not os.path.lexists(f"{path}-wal"))
-
-
-def _denied_before_open(args: argparse.Namespace) -> str | None:
-    """The outcome of a write that is sure to be denied without asking anyone, or None."""
-    if args.policy == "off":
-        return "rejected"
-    if args.yes or args.policy == "auto" or sys.stdin.isatty():
-        return None
-    return "unavailable"
-
-
 def _guard_store(args: argparse.Namespace, path: Path) -> None:
     """MEM-CLI-002: only an approved write creates a store; nothing else creates a file or a
     folder."""
-    if _existing(path):
-        return
-    if args.op not in _CREATING:
-        reason = "the file is empty" if os.path.lexists(path) else "the file does not exist"
-        raise _store_missing(path, reason)
-    outcome = _denied_before_open(args)
-    if outcome is not None:
-        raise Refusal("WRITE_DENIED", _denial(outcome) + f" (no store was created at {path})",
-                      details={"outcome": outcome})
+    if _creating(args):
+        store_guard.guard_write(args, path)
+    else:
+        store_guard.require_store(path)
 
 
-def _denial(outcome: str) -> str:
-    head = f"the memory write was not approved (outcome {outcome})"
-    if outcome == "rejected":
-        return f"{head}: --policy off refuses every write; nothing was changed"
-    return (f"{head}: there is no terminal to ask; pass --yes to approve it, or --policy auto "
-            "to approve every write without asking; nothing was changed")
+def _creating(args: argparse.Namespace) -> bool:
+    return args.op in _CREATING or (args.op == "migrate" and args.from_memento is not None)
 
 
 def _cli_wording(refusal: Refusal) -> Refusal:
     """The provider's messages, told in this command's flags."""
     if refusal.code == "WRITE_DENIED" and refusal.details.get("outcome") == "unavailable":
         if "no store was created" not in refusal.message:
-            refusal.message = _denial("unavailable")
+            refusal.message = store_guard.denial("unavailable")
     elif refusal.code == "AMBIGUOUS_MATCH":
         refusal.message += ", or name one entry with --id (ids: dshkit memory list)"
     elif refusal.code == "IMPORT_CONFLICT":

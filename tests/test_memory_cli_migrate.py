@@ -1,0 +1,95 @@
+"""``dshkit memory migrate --from-memento SRC --db DEST`` (MEM-CLI-011), in process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dshkit.cli import main
+from dshkit.conformance.memento_fixture import materialise
+
+ID1 = "11111111-1111-4111-8111-111111111111"
+
+
+def _source(path: Path, version: int = 4, **over: Any) -> Path:
+    entry = {"id": ID1, "track": "user", "scope": "user-global", "workspace_key": "/w",
+             "text": "Likes tea", "source": "dsh-memento", "created_at": 10, "updated_at": 20,
+             "session_id": None, **over}
+    audit = [{"ts": 10, "action": "add", "entry_id": ID1, "text": "Likes tea"},
+             {"ts": 11, "action": "settings-rejected", "text": "bad"}]
+    return materialise(path, version, {"entries": [entry], "audit": audit})
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["memory", *argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.requirement("MEM-CLI-011")
+def test_json_report_and_text_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = _source(tmp_path / "m.db")
+    dest = tmp_path / "d" / "memory.db"
+    code, out, _ = run(capsys, "migrate", "--from-memento", str(source), "--db", str(dest),
+                       "--yes", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["added"] == 1 and report["ledgerRows"] == 1 and report["sourceVersion"] == 4
+    assert [x["action"] for x in report["losses"]] == ["settings-rejected"]
+    code, out, _ = run(capsys, "--db", str(dest), "list", "--json")
+    assert [e["id"] for e in json.loads(out)] == [ID1]
+    code, out, _ = run(capsys, "migrate", "--from-memento", str(source), "--db", str(dest),
+                       "--yes")
+    assert code == 0
+    assert "added 0 entries, skipped 1" in out
+    assert "audit rows not carried: the destination's ledger is not empty" in out
+
+
+@pytest.mark.requirement("MEM-CLI-011")
+def test_without_approval_nothing_is_created(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    source = _source(tmp_path / "m.db")
+    code, out, _ = run(capsys, "migrate", "--from-memento", str(source), "--db",
+                       str(tmp_path / "new" / "memory.db"), "--json")
+    assert code == 1
+    assert json.loads(out)["error"]["code"] == "WRITE_DENIED"
+    assert _tree(tmp_path) == ["m.db"]
+
+
+@pytest.mark.requirement("MEM-CLI-011")
+@pytest.mark.parametrize(("version", "code"), [("9", "SOURCE_UNSUPPORTED_VERSION"),
+                                               ("x", "SOURCE_INVALID")])
+def test_a_refused_source_is_a_usage_error_naming_the_flag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str, code: str) -> None:
+    source = materialise(tmp_path / "m.db", 4, {}, schema_version=version)
+    status, out, _ = run(capsys, "migrate", "--from-memento", str(source), "--db",
+                         str(tmp_path / "memory.db"), "--yes", "--json")
+    refusal = json.loads(out)
+    assert status == 2 and refusal["ok"] is False and refusal["command"] == "memory"
+    assert refusal["error"]["code"] == code and refusal["error"]["flag"] == "--from-memento"
+    assert refusal["error"]["path"] == str(source)
+    assert _tree(tmp_path) == ["m.db"]
+
+
+@pytest.mark.requirement("MEM-CLI-011")
+def test_a_missing_source_is_refused_without_json_too(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(capsys, "migrate", "--from-memento", str(tmp_path / "nope.db"),
+                           "--db", str(tmp_path / "memory.db"), "--yes")
+    assert status == 2 and "SOURCE_INVALID" in err and "does not exist" in err
+    assert _tree(tmp_path) == []
+
+
+@pytest.mark.requirement("MEM-CLI-002")
+def test_plain_migrate_still_refuses_a_missing_store(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "migrate", "--db", str(tmp_path / "memory.db"), "--json")
+    assert status == 2 and json.loads(out)["error"]["code"] == "STORE_MISSING"
