@@ -52,11 +52,13 @@ def _write(**session: Any) -> Write:
 
 WRITE = _write()
 #: Provider methods that change entries: each goes through the gate.
-GATED = {"add", "replace", "remove", "consolidate", "seed", "import_envelope"}
+GATED = {"add", "replace", "remove", "consolidate", "seed", "import_envelope", "approve_proposal"}
 #: Provider methods that append audit rows without changing an entry's content: recall
 #: counters (MEM-QRY-005) and the frozen snapshot (MEM-SNP-001); not gated by the spec.
-AUDITED_ONLY = {"query", "snapshot"}
-READS = {"budgets", "list_entries", "audit_list", "export", "close"}
+AUDITED_ONLY = {"query", "snapshot", "propose", "dismiss_proposal"}
+READS = {"budgets", "list_entries", "audit_list", "export", "close", "proposals"}
+#: The action of a gated call's denial row: an approval of a proposal is an ``add``.
+DENIED_AS = {"import_envelope": "seed", "approve_proposal": "add"}
 #: Instance attributes: the configuration the provider was opened with and its storage layer.
 #: ``store`` is below the gate (the pipeline's own storage, not part of the protocol surface
 #: of MEM-PRV-001); code in the same process can reach the database file in any case, so the
@@ -121,6 +123,8 @@ CALLS: dict[str, Callable[[Provider, Write], Any]] = {
     "seed": lambda p, w: p.seed([{"track": "agent", "scope": "workspace", "text": "seeded"}],
                                 w),
     "import_envelope": lambda p, w: p.import_envelope(_envelope(), w),
+    "approve_proposal": lambda p, w: p.approve_proposal(
+        {"id": p.proposals({"status": "pending"})[0]["id"]}, w),
 }
 READ_CALLS: dict[str, Callable[[Provider], Any]] = {
     "budgets": lambda p: p.budgets(),
@@ -129,6 +133,7 @@ READ_CALLS: dict[str, Callable[[Provider], Any]] = {
     "export": lambda p: p.export(),
     "close": lambda p: p.close(),
     "query": lambda p: p.query({"text": "fact"}),  # without recall: a read
+    "proposals": lambda p: p.proposals(),
 }
 
 
@@ -137,6 +142,8 @@ def _prepared(path: Path) -> None:
     try:
         for text in ("alpha fact", "beta fact"):
             provider.add({"track": "user", "scope": "user-global", "text": text}, WRITE)
+        provider.propose({"kind": "compaction-summary", "track": "agent", "scope": "workspace",
+                          "text": "proposed fact"}, WRITE)
     finally:
         provider.close()
 
@@ -173,6 +180,7 @@ def _assert_denied(before: dict[str, Any], after: dict[str, Any], action: str) -
     keeps for it)."""
     assert after["schema"] == before["schema"] and after["header"] == before["header"]
     assert after["entries"] == before["entries"]
+    assert after["proposals"] == before["proposals"]  # a denied approval leaves it pending
     assert after["audit"][:len(before["audit"])] == before["audit"]
     added = after["audit"][len(before["audit"]):]
     assert [row[2] for row in added] == [action], added
@@ -265,7 +273,7 @@ def test_provider_write_without_approval_fails_closed(op: str, denial: str,
     finally:
         provider.close()
     assert info.value.code == "WRITE_DENIED"
-    _assert_denied(before, _raw(db), f"{'seed' if op == 'import_envelope' else op}-denied")
+    _assert_denied(before, _raw(db), f"{DENIED_AS.get(op, op)}-denied")
 
 
 @pytest.mark.parametrize("op", sorted(GATED))
@@ -419,7 +427,7 @@ def test_cli_reads_change_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("via", ["provider", "cli"])
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_migration_changes_no_entry(version: int, via: str, tmp_path: Path) -> None:
     """Migration is the one store change outside the gate: it alters the schema only, so it
     adds, changes and removes no entry and no audit row (MEM-STO-005)."""
@@ -436,11 +444,13 @@ def test_migration_changes_no_entry(version: int, via: str, tmp_path: Path) -> N
         open_provider(db, write_policy="off").close()  # migrates on open
     else:
         done = _cli(["memory", "--db", str(db), "--json", "migrate"], tmp_path)
-        assert done.returncode == 0 and json.loads(done.stdout)["version"] == 3, done
+        assert done.returncode == 0 and json.loads(done.stdout)["version"] == 4, done
     after = _raw(db)
-    assert after["header"] == [before["header"][0], 3]
+    assert after["header"] == [before["header"][0], 4]
+    assert "proposals" not in before and after["proposals"] == []
     # the old columns keep their values, the new ones get the data rule's values
-    new_columns = {"entries": {1: (1, 0, None), 2: ()}[version], "audit": (None, None)}
+    new_columns = {"entries": {1: (1, 0, None), 2: (), 3: ()}[version],
+                   "audit": {1: (None, None), 2: (None, None), 3: ()}[version]}
     for table, added in new_columns.items():
         width = len(before[table][0])
         assert [row[:width] for row in after[table]] == before[table]
