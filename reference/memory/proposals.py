@@ -48,8 +48,7 @@ def not_found(proposal_id: str) -> MemoryProtocolError:
     return MemoryProtocolError(
         "PROPOSAL_NOT_FOUND", f'no pending proposal visible to this session has id '
         f'"{proposal_id}" (it is missing, already approved or dismissed, or belongs to another '
-        "workspace or agent); nothing was changed; list them with `dshkit memory proposals "
-        "list`", {"id": proposal_id})
+        "workspace or agent); nothing was changed", {"id": proposal_id})
 
 
 def new_proposal(data: Any, ctx: Context) -> tuple[str, NewEntry]:
