@@ -65,7 +65,8 @@ DENIED_AS = {"import_envelope": "seed", "approve_proposal": "add"}
 #: gate guards the protocol calls, which are what a model's tools and the CLI use.
 STATE = {"store", "limits", "gate", "policy", "clock", "ids"}
 #: ``dshkit memory`` operations that change entries, that only audit, and that read.
-CLI_GATED = {"add", "replace", "remove", "consolidate", "seed", "import"}
+#: ``proposals`` is gated for its ``approve`` (its ``list`` reads, its ``dismiss`` only audits).
+CLI_GATED = {"add", "replace", "remove", "consolidate", "seed", "import", "proposals"}
 CLI_AUDITED_ONLY = {"snapshot"}
 CLI_READS = {"query", "list", "budgets", "audit", "export"}
 CLI_MIGRATES = {"migrate"}
@@ -357,9 +358,20 @@ CLI_ARGS: dict[str, list[str]] = {
     "seed": ["seed", "seed.json"],
     "import": ["import", "envelope.json"],
     "import --adapter": ["import", "mem0.json", "--adapter", "mem0"],
+    "proposals approve": ["proposals", "approve", "{pending}"],
 }
 #: The approval a gated command gives with ``--yes`` (and nothing else) on the command line.
-CLI_ACTION = {"import": "seed", "import --adapter": "seed"}
+CLI_ACTION = {"import": "seed", "import --adapter": "seed", "proposals approve": "add"}
+
+
+def _cli_args(op: str, db: Path) -> list[str]:
+    """``{pending}``: the id of the proposal :func:`_prepared` made."""
+    provider = open_provider(db, write_policy="off")
+    try:
+        pending = [p["id"] for p in provider.proposals({"status": "pending"})]
+    finally:
+        provider.close()
+    return [pending[0] if arg == "{pending}" else arg for arg in CLI_ARGS[op]]
 
 
 def _inputs(tmp_path: Path) -> None:
@@ -382,14 +394,14 @@ def test_memory_cli_without_a_terminal_fails_closed(op: str, tmp_path: Path) -> 
     _prepared(db)
     _inputs(tmp_path)
     before = _raw(db)
-    done = _cli(["memory", "--db", str(db), "--json", *SESSION, *CLI_ARGS[op]], tmp_path)
+    args = _cli_args(op, db)
+    done = _cli(["memory", "--db", str(db), "--json", *SESSION, *args], tmp_path)
     assert done.returncode == 1, done
     assert _error_code(done) == "WRITE_DENIED"
     _assert_denied(before, _raw(db), f"{CLI_ACTION.get(op, op)}-denied")
     # with --yes the same command writes, and the ledger accounts for it
     entries_before, _ = _state(db)
-    done = _cli(["memory", "--db", str(db), "--json", "--yes", *SESSION, *CLI_ARGS[op]],
-                tmp_path)
+    done = _cli(["memory", "--db", str(db), "--json", "--yes", *SESSION, *args], tmp_path)
     assert done.returncode == 0, done
     entries, rows = _state(db)
     assert entries != entries_before and replay(rows) == entries

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters import FORMATS
-from . import adapt, exits
+from . import adapt, exits, memory_proposals
 from .atomic import write_atomic
 from .options import DEFAULT_SESSION_ID, add_db, add_json, add_write_context, output_path
 from .report import Refusal, Reporter, from_error, usage
@@ -118,6 +118,7 @@ def configure(memory: argparse.ArgumentParser) -> None:
     adapt.add_flags(imp, ("read",))
     adapt.add_option_lists(imp, ("read",))
     add_op("migrate", help="open the store, migrating it to the current version")
+    memory_proposals.configure(add_op)
     memory.set_defaults(session_id=None)  # a query is a recall only when --session-id is given
 
 
@@ -217,6 +218,8 @@ def _run(provider: Any, args: argparse.Namespace, value: Any) -> Any:
         if args.fresh:
             return provider.import_envelope(value, write)
         return provider.import_envelope(value, write, restore=True, replace=args.replace)
+    if op == "proposals":
+        return memory_proposals.run(provider, args, write)
     if op == "migrate":
         version = provider.store.conn.execute("PRAGMA user_version").fetchone()[0]
         return {"path": str(provider.store.path), "version": version}
@@ -268,6 +271,8 @@ def _human(op: str, result: Any) -> str:
         return written
     if op == "snapshot":
         return str(result) if result else "(empty snapshot)"
+    if op == "proposals":
+        return memory_proposals.human(result)
     if op == "budgets":
         return "\n".join(f"{r['track']}/{r['scope']}: {r['used']}/{r['limit']}" for r in result)
     if op == "list":
@@ -311,6 +316,8 @@ def _via_adapter(args: argparse.Namespace, out: Reporter, db: str) -> int | None
 
 
 def _check_flags(args: argparse.Namespace) -> None:
+    if args.op == "proposals":
+        memory_proposals.check(args)
     if args.op == "import" and args.fresh and args.replace:
         raise usage("--fresh imports new entries, which never conflict: leave out --replace",
                     "--replace")
@@ -377,6 +384,8 @@ def _cli_wording(refusal: Refusal) -> Refusal:
             refusal.message = _denial("unavailable")
     elif refusal.code == "AMBIGUOUS_MATCH":
         refusal.message += ", or name one entry with --id (ids: dshkit memory list)"
+    elif refusal.code == "PROPOSAL_NOT_FOUND":
+        refusal.message += memory_proposals.NOT_FOUND_HINT
     elif refusal.code == "IMPORT_CONFLICT":
         refusal.message += ("; pass --replace to overwrite them with the envelope's entries, "
                             "or --fresh to import the envelope as new entries")
