@@ -51,6 +51,8 @@ __all__ = ["DEFAULT_CLOCK", "DEFAULT_IDS", "CaseClock", "CaseIds", "ProviderFact
 DEFAULT_CLOCK: JsonObject = {"start": 1_700_000_000_000, "step": 1000}
 DEFAULT_IDS: JsonObject = {"prefix": "00000000-0000-4000-8000-", "start": 1}
 WRITE_OPS = ("add", "replace", "remove", "consolidate", "seed", "import_envelope")
+#: The proposal calls (capability ``memory.proposals``, MEM-PRO-010): ``(input, write)``.
+PROPOSAL_OPS = ("propose", "proposals", "approve_proposal", "dismiss_proposal")
 Gate = Callable[[JsonObject, Any], Any]
 
 
@@ -130,7 +132,7 @@ def _plain(value: Any) -> Any:
 def dispatch(provider: Any, call: Mapping[str, Any]) -> Any:
     """One call of the JSON call form on a provider object (MEM-PRV-004 table)."""
     op = call.get("op")
-    if op in WRITE_OPS:
+    if op in WRITE_OPS or op in PROPOSAL_OPS:
         return getattr(provider, str(op))(call.get("input"), call.get("write"))
     if op == "query":
         return provider.query(call.get("input"), call.get("opts"))

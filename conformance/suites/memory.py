@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..interface import ApproverFailure, Concurrent, JsonObject
-from ..memory_driver import DEFAULT_CLOCK, DEFAULT_IDS
+from ..memory_driver import DEFAULT_CLOCK, DEFAULT_IDS, PROPOSAL_OPS
 
 SUITE = "memory"
 CAPABILITY = "memory"
@@ -34,6 +34,8 @@ CAPABILITIES = {
                        "matching, approval, audit, query, snapshot, export, errors)",
     "memory.store": "the SQLite store file: layout, opening, migrations, modes, default path "
                     "(prepare, inspect and defaultPath steps)",
+    "memory.proposals": "pending proposals: propose, proposals, approve_proposal, "
+                        "dismiss_proposal and the snapshot's proposal section (MEM-PRO-*)",
 }
 #: The implementer's contract of the operation (``python -m dshkit.conformance.contract``).
 OPERATION_DOCS: dict[str, dict[str, Any]] = {
@@ -64,9 +66,13 @@ _MISSING = object()
 
 def requires(case: JsonObject) -> list[str]:
     steps = case.get("input", {}).get("steps", [])
+    needs = ["memory.protocol"]
     if any(isinstance(s, dict) and any(k in s for k in STORE_STEPS) for s in steps):
-        return ["memory.protocol", "memory.store"]
-    return ["memory.protocol"]
+        needs.append("memory.store")
+    if any(isinstance(s, dict) and isinstance(s.get("call"), dict)
+           and s["call"].get("op") in PROPOSAL_OPS for s in steps):
+        needs.append("memory.proposals")
+    return needs
 
 
 # -- the kit's approver -------------------------------------------------------------------------
