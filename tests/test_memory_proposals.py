@@ -321,6 +321,7 @@ def _cli(db: Path, *args: str) -> tuple[int, Any, str]:
 SESSION = ("--cwd", WS, "--agent-preset", "Coder")
 
 
+@pytest.mark.requirement("MEM-CLI-007")
 def test_cli_lists_approves_and_dismisses(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     with _provider(db) as provider:
@@ -339,6 +340,7 @@ def test_cli_lists_approves_and_dismisses(tmp_path: Path) -> None:
     assert [p["status"] for p in listed] == ["approved", "dismissed"]
 
 
+@pytest.mark.requirement("MEM-CLI-007")
 def test_cli_denied_approval_changes_nothing(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     with _provider(db) as provider:
@@ -352,6 +354,7 @@ def test_cli_denied_approval_changes_nothing(tmp_path: Path) -> None:
         assert _actions(provider) == ["proposal", "add-denied"]
 
 
+@pytest.mark.requirement("MEM-CLI-007")
 def test_cli_refusals(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     with _provider(db) as provider:
