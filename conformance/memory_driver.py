@@ -13,6 +13,9 @@ A memory case is a program of steps in the JSON call form of ``spec/memory/provi
   bytes, size and modes; or one read-only SQL statement); capability ``memory.store``;
 - ``{"defaultPath": {"env": {...}}}``: the store path the provider would choose with exactly
   these environment variables set (MEM-STO-003); capability ``memory.store``.
+- ``{"tool": {"name", "arguments"?, "reader"?: {"cwd"?, "agentPreset"?}}, "path"?}``: one
+  call of a tool of the read-only MCP server (spec ``memory/mcp``) on the store at ``path``,
+  as the session with that header; capability ``memory.mcp``.
 
 Steps may carry ``"at"``: the clock reading for that step. ``params.clock`` is ``{"start",
 "step"}`` (a clock frozen within a step that moves ``step`` ms from one step to the next) or
@@ -46,7 +49,7 @@ from typing import Any, Protocol
 from .interface import Approver, JsonObject, NotSupported
 
 __all__ = ["DEFAULT_CLOCK", "DEFAULT_IDS", "CaseClock", "CaseIds", "ProviderFactory",
-           "dispatch", "run_memory_case"]
+           "ToolFactory", "dispatch", "run_memory_case"]
 
 DEFAULT_CLOCK: JsonObject = {"start": 1_700_000_000_000, "step": 1000}
 DEFAULT_IDS: JsonObject = {"prefix": "00000000-0000-4000-8000-", "start": 1}
@@ -71,6 +74,15 @@ class ProviderFactory(Protocol):
 
     def default_path(self, env: Mapping[str, str]) -> str:
         """MEM-STO-003 with exactly ``env`` set."""
+        ...
+
+
+class ToolFactory(Protocol):
+    """An implementation that also serves the read-only MCP tools (capability
+    ``memory.mcp``): a provider factory with a ``tool`` method."""
+
+    def tool(self, path: Path, reader: JsonObject, name: Any, arguments: Any) -> Any:
+        """The result of one tool call on the store at ``path`` (raising ``error_type``)."""
         ...
 
 
@@ -273,6 +285,8 @@ class _Handles:
             if call.get("op") == "close":
                 self.primary = None
             return response
+        if "tool" in step:
+            return self.tool_step(step)
         if not self.factory.store_steps:
             raise NotSupported("store steps (prepare, inspect, defaultPath) need a store file")
         if "prepare" in step:
@@ -291,6 +305,17 @@ class _Handles:
             env = dict(step["defaultPath"].get("env", {}))
             return self.respond(lambda: self.factory.default_path(env))
         raise ValueError(f"step {self.step}: unknown step {sorted(step)}")
+
+
+    def tool_step(self, step: Mapping[str, Any]) -> JsonObject:
+        tool = getattr(self.factory, "tool", None)
+        if tool is None:
+            raise NotSupported("tool steps need the read-only MCP tools (memory.mcp)")
+        target = _local(self.workdir, step.get("path"))
+        spec = dict(step["tool"])
+        reader = spec.get("reader")
+        return self.respond(lambda: tool(target, reader if isinstance(reader, dict) else {},
+                                         spec.get("name"), spec.get("arguments")))
 
 
 def scratch_root() -> str | None:

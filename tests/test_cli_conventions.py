@@ -237,3 +237,30 @@ def test_validate_loads_only_the_validator(tmp_path: Path) -> None:
                                                           "dshkit.cli.adapt",
                                                           "dshkit.cli.memory"))]
     assert other_commands == []
+
+
+#: What ``dshkit validate`` of a plain log leaves to the commands and inputs that need it
+#: (issue 13): argparse's help formatter (shutil, and through it lzma and bz2), pathlib (and
+#: urllib, ipaddress), decimal (only non-integral floats are formatted with it), and the session
+#: core's modules for the other front doors (fold, repair, the single pass, the typed layer).
+DEFERRED_BY_VALIDATE = frozenset({
+    "shutil", "lzma", "bz2", "pathlib", "urllib.parse", "ipaddress", "decimal",
+    "dshkit.reference.session.folding", "dshkit.reference.session.recovery",
+    "dshkit.reference.session.single_pass", "dshkit.reference.session.typed",
+    "dshkit.reference.session.writer", "dshkit.reference.session.models"})
+
+
+@pytest.mark.requirement("TOOL-CLI-009")
+def test_validate_start_up_leaves_out_what_it_does_not_use(tmp_path: Path) -> None:
+    """The modules ``python -m dshkit validate`` imports (as the console script runs it), by
+    name from ``-X importtime``: a guard on start-up that does not time anything."""
+    log = tmp_path / "one.jsonl"
+    log.write_text(json.dumps(HEADER) + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "dshkit", "validate",
+                           str(log)], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "valid at level load" in done.stdout
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:") and "|" in line}
+    assert "dshkit.reference.session.runlog" in imported  # the parse of the trace works
+    assert sorted(imported & DEFERRED_BY_VALIDATE) == []

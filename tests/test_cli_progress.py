@@ -75,3 +75,14 @@ def test_query_index_shows_progress(tmp_path: Path) -> None:
     assert code == 0 and "indexing" in shown
     code, shown = _stderr_on_a_terminal("query", "index", log, "--db", db, "--json")
     assert code == 0 and shown == ""
+
+
+@pytest.mark.parametrize("path", ["", ".", "..", "/", "//", "///", "a", "a/", "a/.", "./a",
+                                  "a//b", "/tmp/one.jsonl", "dir/../x.jsonl", "a/b/./",
+                                  "-", " a b ", "a/.hidden", ".../x", "x/..."])
+def test_task_names_are_the_file_names_pathlib_gives(path: str) -> None:
+    from pathlib import PurePath
+
+    from dshkit.cli.progress import names
+
+    assert names([path]) == (PurePath(path).name or path)

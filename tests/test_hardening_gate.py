@@ -70,6 +70,8 @@ CLI_GATED = {"add", "replace", "remove", "consolidate", "seed", "import", "propo
 CLI_AUDITED_ONLY = {"snapshot"}
 CLI_READS = {"query", "list", "budgets", "audit", "export"}
 CLI_MIGRATES = {"migrate"}
+#: Served read-only to MCP clients; its write proof is tests/test_memory_mcp.py.
+CLI_SERVES = {"serve"}
 #: Every dshkit command (node of the parser tree) with an option that names a database, and
 #: what it does to that database. ``memory import --format`` and ``memory export
 #: --format`` call the functions behind ``adapt import --db`` and ``adapt export``.
@@ -78,6 +80,7 @@ STORE_COMMANDS: dict[tuple[str, ...], str] = {
     **{("memory", op): "audited-only" for op in CLI_AUDITED_ONLY},
     **{("memory", op): "read" for op in CLI_READS},
     **{("memory", op): "migrate" for op in CLI_MIGRATES},
+    **{("memory", op): "read-only MCP server" for op in CLI_SERVES},
     ("memory",): "options of the operations",
     ("adapt", "import"): "gated",  # --db
     ("adapt", "export"): "read",
@@ -93,6 +96,7 @@ STORE_OPENERS = {
     "dshkit.cli.memory": "dshkit memory",
     "dshkit.cli.adapt": "dshkit adapt import --db, adapt export",
     "dshkit.conformance.implementations.reference.memory": "the kit's reference binding of the memory suite, on its own temporary stores",
+    "dshkit.reference.memory.readonly": "read_store: the read-only view of dshkit memory serve, which never writes (tests/test_memory_mcp.py)",
 }
 _OPENS = re.compile(r"\b(open_provider|open_store|create_store_at_version|Provider|Store)\s*\(")
 
@@ -221,7 +225,7 @@ def test_every_store_command_is_classified() -> None:
     assert takes_store == set(STORE_COMMANDS), takes_store ^ set(STORE_COMMANDS)
     memory = dict(_commands(build_parser(every=True)))[("memory",)]
     ops = {path[1] for path, _ in _commands(memory, ("memory",)) if len(path) == 2}
-    assert ops == CLI_GATED | CLI_AUDITED_ONLY | CLI_READS | CLI_MIGRATES
+    assert ops == CLI_GATED | CLI_AUDITED_ONLY | CLI_READS | CLI_MIGRATES | CLI_SERVES
     convert = dict(_commands(build_parser(every=True)))[("convert",)]
     assert not any(a.dest in STORE_OPTIONS for a in convert._actions)  # files only
 

@@ -36,8 +36,9 @@ def test_reference_passes(case: Case) -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_model_passes_or_is_not_applicable(case: Case) -> None:
     outcome = run_case(MODEL, case)
-    expected = "not_applicable" if "memory.store" in memory.requires(case.to_json()) \
-        else "passed"
+    # the model keeps no store file and serves no MCP tools: it declares neither capability
+    needs = set(memory.requires(case.to_json()))
+    expected = "not_applicable" if needs & {"memory.store", "memory.mcp"} else "passed"
     assert outcome.status == expected, f"{case.file}: {outcome.detail}"
 
 

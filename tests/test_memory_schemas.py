@@ -32,6 +32,7 @@ FILES: tuple[str, ...] = (
     "error.json",
     "export-envelope.json",
     "harness-call.json",
+    "mcp-tools.json",
     "proposal-input.json",
     "proposal.json",
     "query-filter.json",
@@ -538,6 +539,28 @@ def _cases() -> Iterator[Case]:
         "writePolicies": {"source:claude\n": "auto"}}, False
     yield "harness options: bad bucket key", ho, {"writePolicies": {"user/global": "off"}}, False
     yield "harness options: negative retention", ho, {"auditRetentionDays": -1}, False
+
+    mt = "mcp-tools.json"
+    yield "mcp: tool call", mt, {"name": "memory_search", "arguments": {"text": "ruff"}}, True
+    yield "mcp: write-shaped tool call", mt, {"name": "memory_add", "arguments": {}}, False
+    yield "mcp: search input", f"{mt}#/$defs/memory_search-input", {
+        "text": None, "track": "agent", "limit": 5}, True
+    yield "mcp: search input, limit 0", f"{mt}#/$defs/memory_search-input", {"limit": 0}, False
+    yield "mcp: list input, negative offset", f"{mt}#/$defs/memory_list-input", {
+        "offset": -1}, False
+    yield "mcp: read input without id", f"{mt}#/$defs/memory_read-input", {}, False
+    yield "mcp: stats input with a member", f"{mt}#/$defs/memory_stats-input", {"x": 1}, False
+    yield "mcp: list result", f"{mt}#/$defs/memory_list-result", {
+        "entries": [entry()], "total": 2, "offset": 0, "nextOffset": 1}, True
+    yield "mcp: list result, nextOffset 0", f"{mt}#/$defs/memory_list-result", {
+        "entries": [], "total": 0, "offset": 0, "nextOffset": 0}, False
+    yield "mcp: read result, invisible", f"{mt}#/$defs/memory_read-result", {"entry": None}, True
+    yield "mcp: stats result", f"{mt}#/$defs/memory_stats-result", {"total": 0, "buckets": [
+        {"track": t, "scope": s, "count": 0, "used": 0, "limit": 1}
+        for t in ("user", "agent") for s in ("user-global", "workspace")]}, True
+    yield "mcp: stats result, three buckets", f"{mt}#/$defs/memory_stats-result", {
+        "total": 0, "buckets": []}, False
+    yield "mcp: tool error", f"{mt}#/$defs/tool-error", {"error": error("STORE_BUSY")}, True
 
 
 CASES: tuple[Case, ...] = tuple(_cases())

@@ -36,6 +36,8 @@ CAPABILITIES = {
                     "(prepare, inspect and defaultPath steps)",
     "memory.proposals": "pending proposals: propose, proposals, approve_proposal, "
                         "dismiss_proposal and the snapshot's proposal section (MEM-PRO-*)",
+    "memory.mcp": "the tools of the read-only MCP server over a store: search, list, read, "
+                  "stats, tool errors, visibility and no side effects (tool steps)",
 }
 #: The implementer's contract of the operation (``python -m dshkit.conformance.contract``).
 OPERATION_DOCS: dict[str, dict[str, Any]] = {
@@ -44,7 +46,8 @@ OPERATION_DOCS: dict[str, dict[str, Any]] = {
                    "step; the kit answers the approval callbacks (harness: CNF-HAR-004).",
         "input": "`{\"steps\": [...]}`: `{\"open\": options, \"path\"?}`, `{\"call\": {\"op\", "
                  "\"input\"?, \"opts\"?, \"write\"?}}`, and with `memory.store` `{\"prepare\": "
-                 "...}`, `{\"inspect\": ...}`, `{\"defaultPath\": {\"env\"}}`; a step may carry "
+                 "...}`, `{\"inspect\": ...}`, `{\"defaultPath\": {\"env\"}}`, and with `memory.mcp` "
+                 "`{\"tool\": {\"name\", \"arguments\"?, \"reader\"?}, \"path\"?}`; a step may carry "
                  "`\"at\"`, the clock reading for that step.",
         "params": {
             "clock": {"default_text": f"`{json.dumps(DEFAULT_CLOCK)}`",
@@ -65,14 +68,16 @@ _MISSING = object()
 
 
 def requires(case: JsonObject) -> list[str]:
-    steps = case.get("input", {}).get("steps", [])
-    needs = ["memory.protocol"]
-    if any(isinstance(s, dict) and any(k in s for k in STORE_STEPS) for s in steps):
-        needs.append("memory.store")
-    if any(isinstance(s, dict) and isinstance(s.get("call"), dict)
-           and s["call"].get("op") in PROPOSAL_OPS for s in steps):
-        needs.append("memory.proposals")
-    return needs
+    steps = [s for s in case.get("input", {}).get("steps", []) if isinstance(s, dict)]
+    needed = ["memory.protocol"]
+    if any(any(k in s for k in STORE_STEPS) for s in steps):
+        needed.append("memory.store")
+    if any(isinstance(s.get("call"), dict) and s["call"].get("op") in PROPOSAL_OPS
+           for s in steps):
+        needed.append("memory.proposals")
+    if any("tool" in s for s in steps):
+        needed.append("memory.mcp")
+    return needed
 
 
 # -- the kit's approver -------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-from decimal import Decimal
 from typing import Any
 
 from .. import limits
@@ -194,6 +193,8 @@ def js_number(value: float) -> str:
         return "0"
     if value.is_integer() and abs(value) < 1e21:
         return str(int(value))
+    from decimal import Decimal  # here: few logs hold a number that is not an integer
+
     sign = "-" if value < 0 else ""
     digits_tuple = Decimal(repr(abs(value))).normalize().as_tuple()
     digits = "".join(str(d) for d in digits_tuple.digits)

@@ -36,17 +36,21 @@ class TornTail:
 
 
 
-@dataclass(slots=True)
 class Scan:
-    """The committed-region scan (SES-FILE-009) between lines."""
+    """The committed-region scan (SES-FILE-009) between lines. (A plain class: making a
+    dataclass costs every start of the command line.)"""
 
-    issue: Problem | None = None
-    issue_line: int = 0
-    dropped: int = 0
-    fragment: bool = False
-    expected: int = 0  # events kept so far
-    committed_bytes: int | None = None
-    committed_events: int = 0
+    __slots__ = ("committed_bytes", "committed_events", "dropped", "expected", "fragment",
+                 "issue", "issue_line")
+
+    def __init__(self) -> None:
+        self.issue: Problem | None = None
+        self.issue_line = 0
+        self.dropped = 0
+        self.fragment = False
+        self.expected = 0  # events kept so far
+        self.committed_bytes: int | None = None
+        self.committed_events = 0
 
     def line(self, raw: bytes, number: int, terminated: bool, end: int, framed: bool,
              value: Any, *, tolerate: bool, compressed: bool) -> list[Any]:

@@ -6,7 +6,6 @@ prefix property: an open turn at the end of the log is fine, repair closes it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..problems import ProblemError, fail
@@ -17,13 +16,16 @@ _STEP_SCOPED = ("step/end", "assistant/chunk", "assistant/message", "tool/call")
 _TURN_ENCLOSED = ("todo/write", "request/header", "request/context")
 
 
-@dataclass
 class EnclosureTrace:
-    next_turn: int = 1
-    next_step: int = 1
-    open_turn: int | None = None
-    open_step: int | None = None
-    pending_calls: set[str] = field(default_factory=set)
+    """The enclosure invariants' state: the next turn and step, the open ones, the tool calls
+    awaiting a result. (A plain class, as :class:`~.surface.SurfaceFold` is.)"""
+
+    def __init__(self) -> None:
+        self.next_turn = 1
+        self.next_step = 1
+        self.open_turn: int | None = None
+        self.open_step: int | None = None
+        self.pending_calls: set[str] = set()
 
     def push(self, event: Event) -> None:
         """Check one event against the trace and advance it (raises on violation)."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..json.codec import check_lossless
@@ -258,7 +257,6 @@ def run(checker: SessionChecker, located: Iterable[Pair]) -> Problem | None:
 MAX_PROBLEMS = 100
 
 
-@dataclass
 class RunOutcome:
     """What :func:`run_all_outcome` found.
 
@@ -268,11 +266,12 @@ class RunOutcome:
     ``unreadable`` is the problem raised while reading that ended the run, if any.
     """
 
-    problems: list[Problem] = field(default_factory=list)
-    failed: Level | None = None
-    stop: Problem | None = None
-    stop_count: int = 0
-    unreadable: Problem | None = None
+    def __init__(self) -> None:  # a plain class: making a dataclass costs every start
+        self.problems: list[Problem] = []
+        self.failed: Level | None = None
+        self.stop: Problem | None = None
+        self.stop_count = 0
+        self.unreadable: Problem | None = None
 
 
 def run_all_batches(checker: SessionChecker,

@@ -27,8 +27,7 @@ from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import itemgetter
-from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from ..inputs import InputError, open_input
 from ..json import parse as jsonparse
@@ -45,6 +44,9 @@ from .forms import (
     read_array,
 )
 from .segments import ZSTD_MAGIC, Segment, open_bytes, peek, plain_segments, zstd_segments
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _RUN = 64  # lines parsed and handed on together
 

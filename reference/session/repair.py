@@ -6,7 +6,6 @@ tool calls) and can produce the closers at any point.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 Event = dict[str, Any]
@@ -26,19 +25,26 @@ OUTCOME_UNKNOWN_TEXT = (
 )
 
 
-@dataclass
 class Pending:
-    step: Any
-    call_seq: int | None = None
+    """A tool call awaiting its result: its step and the seq of the call."""
+
+    __slots__ = ("call_seq", "step")
+
+    def __init__(self, step: Any, call_seq: int | None = None) -> None:
+        self.step = step
+        self.call_seq = call_seq
 
 
-@dataclass
 class RepairTracker:
-    open_turn: Any = None
-    open_step: Any = None
-    pending: dict[str, Pending] = field(default_factory=dict)
-    last_seq: int | None = None
-    last_time: int | None = None
+    """What the repair closers of an unclosed turn are made from (a plain class, as
+    :class:`~.surface.SurfaceFold` is)."""
+
+    def __init__(self) -> None:
+        self.open_turn: Any = None
+        self.open_step: Any = None
+        self.pending: dict[str, Pending] = {}
+        self.last_seq: int | None = None
+        self.last_time: int | None = None
 
     def push(self, event: Event) -> None:
         kind = event.get("type")

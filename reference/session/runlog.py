@@ -11,14 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from ..problems import Problem, ProblemError
 from .levels import Checks, Level, level_of
 from .pipeline import Batch, SessionChecker, memory_batches, run_all_outcome, run_batches
 from .reader import LogReader, TornTail
 from .surface import Replacement, SurfaceFold, derive_messages
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Event = dict[str, Any]
 #: What :func:`run_log` does with the repair closers of an unclosed turn (SES-FILE-011):
@@ -121,8 +123,9 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
     reader: LogReader | None = None
     batches: Iterator[Batch]
     if isinstance(source, (str, os.PathLike)):
-        reader = LogReader(Path(source) if not isinstance(source, str) else source,
-                           tolerate_torn_tail=tolerate_torn_tail, stdin=stdin, form=form)
+        named: str | Path = source if isinstance(source, str) else _as_path(source)
+        reader = LogReader(named, tolerate_torn_tail=tolerate_torn_tail, stdin=stdin,
+                           form=form)
         batches = session_batches(reader, checker, session_id, handback=handback)
         path = os.fspath(source)
     else:
@@ -168,6 +171,13 @@ def run_log(source: str | os.PathLike[str] | Iterable[Any], *, checks: Checks | 
         closers=tuple(found),
         kept=tuple(kept) if keep and sink is None and kept is not None else None,
         typed=None if typed_found is None else tuple(typed_found), fold=checker.fold)
+
+
+def _as_path(source: os.PathLike[str]) -> Path:
+    # Imported here: a log named by a str (as the command line names it) needs no pathlib.
+    from pathlib import Path
+
+    return Path(source)
 
 
 def _typed_observer(checker: SessionChecker) -> list[Problem]:

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from typing import BinaryIO
-
-import zstandard
+from dataclasses import replace
+from typing import BinaryIO, NamedTuple
 
 from .. import limits
 from ..json import parse as jsonparse
@@ -27,8 +25,7 @@ _CHUNK = 1 << 16  # compressed bytes fed to the zstd decoder at a time
 _BLOCK = 1 << 16  # plain bytes read at a time; the reader holds one block of lines
 
 
-@dataclass(slots=True)
-class Segment:
+class Segment(NamedTuple):  # not a dataclass: making one costs every start
     """Complete lines of one block of the logical text (plain: a read block; zstd: a frame)."""
 
     lines: list[bytes]  # each was followed by a line feed
@@ -95,6 +92,8 @@ def zstd_segments(stream: BinaryIO, notes: list[str]) -> Iterator[Segment]:
     bounds = limits.current()
     line_limit = bounds.max_line_bytes
     total_limit = bounds.max_decompressed_bytes
+    import zstandard  # here, not at the top: only a zstd log needs it
+
     total = 0  # decompressed bytes of the complete frames so far
     decompressor = zstandard.ZstdDecompressor()
 

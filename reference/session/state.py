@@ -8,7 +8,6 @@ tracker, plus the event count and what is done with each event taken (kept, obse
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from .invariants import EnclosureTrace
@@ -19,14 +18,17 @@ from .surface import SurfaceFold
 Event = dict[str, Any]
 
 
-@dataclass
 class CheckState:
-    checks: Checks
-    session_id: str = "session"
-    fold: SurfaceFold = field(default_factory=SurfaceFold)
-    trace: EnclosureTrace = field(default_factory=EnclosureTrace)
-    tracker: RepairTracker = field(default_factory=RepairTracker)
-    count: int = 0
-    kept: list[Event] | None = None  # set to a list to keep every event as checked
-    # Called with every event as the checks saw it (after legacy migration) and its seq.
-    observer: Callable[[Event, int], None] | None = None
+    # A plain class, not a dataclass: making one costs every start of the command line.
+    def __init__(self, checks: Checks, session_id: str = "session", *,
+                 kept: list[Event] | None = None,
+                 observer: Callable[[Event, int], None] | None = None) -> None:
+        self.checks = checks
+        self.session_id = session_id
+        self.fold = SurfaceFold()
+        self.trace = EnclosureTrace()
+        self.tracker = RepairTracker()
+        self.count = 0
+        self.kept = kept  # set to a list to keep every event as checked
+        # Called with every event as the checks saw it (after legacy migration) and its seq.
+        self.observer = observer

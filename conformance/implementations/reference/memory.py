@@ -12,6 +12,8 @@ from dshkit.conformance.memory_driver import Gate, exact_environment, run_memory
 from dshkit.conformance.suites.memory import PATH_VARIABLES
 from dshkit.reference.memory import MemoryProtocolError, open_provider
 from dshkit.reference.memory import store as _store
+from dshkit.reference.memory.mcp_tools import Reader, call_tool
+from dshkit.reference.memory.readonly import read_store
 
 
 class ReferenceFactory:
@@ -30,6 +32,12 @@ class ReferenceFactory:
     def default_path(self, env: Mapping[str, str]) -> str:
         with exact_environment(env, PATH_VARIABLES):
             return str(_store.default_path())
+
+    def tool(self, path: Path, reader: JsonObject, name: Any, arguments: Any) -> Any:
+        """The read-only MCP tools (``dshkit.reference.memory.mcp_tools``) through the same
+        read-only view as ``dshkit memory serve``; the SDK is not needed."""
+        session = Reader.of(reader.get("cwd"), reader.get("agentPreset"))
+        return read_store(path, lambda store: call_tool(store, session, name, arguments))
 
 
 def run(operation: str, input: JsonObject, params: JsonObject,

@@ -24,9 +24,30 @@ class ArgumentError(Exception):
         self.parser, self.message = parser, message
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, measuring the terminal when it formats text rather than
+    when it is made: argparse makes one for every option it adds (to check its ``nargs``), and
+    measuring imports shutil (with lzma and bz2), which ``dshkit validate`` need not load."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width=width or 80)
+        self._asked = (indent_increment, max_help_position, width)
+
+    def format_help(self) -> str:
+        indent, position, width = self._asked
+        measured = argparse.HelpFormatter(self._prog, indent, position, width)
+        self._width, self._max_help_position = measured._width, measured._max_help_position
+        return super().format_help()
+
+
 class Parser(argparse.ArgumentParser):
     """Reports a usage error to :func:`main` instead of exiting, so ``--json`` gets the
     envelope."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise ArgumentError(self, message)
@@ -57,7 +78,10 @@ def build_parser(chosen: Command | None = None, every: bool = False) -> argparse
                     "I/O error, 3 internal error. With --json a refusal prints "
                     '{"ok": false, "command", "error": {"code", "message", "details"}}.')
     parser.add_argument("--version", action="version", version=f"dshkit {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # prog given, as argparse would compute it: computing it builds a help formatter, which
+    # imports shutil (and lzma, bz2) to measure the terminal, on every start.
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                prog=parser.prog)
     for command in COMMANDS:
         child = sub.add_parser(command.name, help=command.help, description=command.help)
         if every or command is chosen:

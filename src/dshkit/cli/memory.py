@@ -118,6 +118,10 @@ def configure(memory: argparse.ArgumentParser) -> None:
     adapt.add_flags(imp, ("read",))
     adapt.add_option_lists(imp, ("read",))
     add_op("migrate", help="open the store, migrating it to the current version")
+    serve = add_op("serve", help="serve the store read-only to MCP clients on stdio, as the "
+                   "session of --cwd and --agent-preset (spec memory/mcp)")
+    serve.add_argument("--sessions", metavar="PATH", help="session history for the "
+                       "memory_recall tool (not wired in this build)")
     memory_proposals.configure(add_op)
     memory.set_defaults(session_id=None)  # a query is a recall only when --session-id is given
 
@@ -407,6 +411,10 @@ def _run_checked(args: argparse.Namespace, out: Reporter) -> int:
         args.session_id = DEFAULT_SESSION_ID
     path = Path(args.db) if args.db is not None else default_path()
     _guard_store(args, path)
+    if args.op == "serve":
+        from .memory_serve import serve
+
+        return serve(args, out, path)
     if args.op in ("import", "export"):
         done = _via_adapter(args, out, str(path))
         if done is not None:

@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
 from .report import Reporter
 
@@ -25,9 +24,20 @@ def enabled(out: Reporter) -> bool:
 
 def names(paths: Sequence[str], limit: int = 3) -> str:
     """The file names of ``paths`` for a task line (a terminal line is short)."""
-    shown = [Path(p).name or p for p in paths[:limit]]
+    shown = [_file_name(p) or p for p in paths[:limit]]
     more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
     return ", ".join(shown) + more
+
+
+def _file_name(path: str) -> str:
+    """``PurePath(path).name``; where paths are POSIX ones, without importing pathlib (which
+    costs ``dshkit validate`` a noticeable part of its start-up)."""
+    if os.name != "posix":
+        from pathlib import PurePath
+
+        return PurePath(path).name
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    return parts[-1] if parts else ""
 
 
 @contextmanager

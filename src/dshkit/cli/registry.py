@@ -3,11 +3,10 @@ its ``--help`` is asked for), so ``dshkit validate`` loads the validator and not
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):  # not a dataclass: making one costs start-up time
     name: str
     help: str
     module: str  #: relative to this package; it defines ``configure`` and ``run`` (or prefixed)
