@@ -61,6 +61,8 @@ WRITE_OPS = ("add", "replace", "remove", "consolidate", "seed", "import_envelope
 #: MEM-MIG-001..010: ``{"op": "migrate_memento", "input": {"source": PATH}, "write"}``, PATH
 #: relative to the case directory; capability ``memory.migrate-memento``.
 MIGRATE_OP = "migrate_memento"
+#: The proposal calls (capability ``memory.proposals``, MEM-PRO-010): ``(input, write)``.
+PROPOSAL_OPS = ("propose", "proposals", "approve_proposal", "dismiss_proposal")
 Gate = Callable[[JsonObject, Any], Any]
 
 
@@ -149,7 +151,7 @@ def _plain(value: Any) -> Any:
 def dispatch(provider: Any, call: Mapping[str, Any]) -> Any:
     """One call of the JSON call form on a provider object (MEM-PRV-004 table)."""
     op = call.get("op")
-    if op in WRITE_OPS:
+    if op in WRITE_OPS or op in PROPOSAL_OPS:
         return getattr(provider, str(op))(call.get("input"), call.get("write"))
     if op == "query":
         return provider.query(call.get("input"), call.get("opts"))

@@ -71,6 +71,12 @@ SNAPSHOT_TITLES: dict[tuple[str, str], str] = {
     ("agent", "user-global"): "Environment facts and conventions (cross-workspace)",
     ("agent", "workspace"): "Workspace facts, conventions, and lessons",
 }
+#: MEM-PRO-009: dsh-memento's heading of the pending proposals.
+PROPOSALS_TITLE = ("Pending memory proposals (reviewed by the user; approve or dismiss via the "
+                   "/memory proposals command)")
+PROPOSAL_STATUSES = ("pending", "approved", "dismissed")
+MAX_PROPOSAL_UNITS, PROPOSALS_SHOWN = 2000, 8  # MEM-PRO-003, MEM-PRO-009
+_KIND = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _POLICY_KEY = re.compile(r"^(?:(?:user|agent)/(?:user-global|workspace)|source:[a-z0-9-]+)$")
 _UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
@@ -402,7 +408,9 @@ def seed_payload_text(items: Sequence[NewEntry]) -> str:
 # -- snapshot (MEM-SNP-002) --------------------------------------------------------------------
 
 def render_snapshot(entries: Iterable[Mapping[str, Any]],
-                    budget_rows: Sequence[Mapping[str, Any]]) -> str:
+                    budget_rows: Sequence[Mapping[str, Any]],
+                    proposals: Sequence[Mapping[str, Any]] = ()) -> str:
+    """MEM-SNP-002; ``proposals``: the pending proposals shown (MEM-PRO-009), in order."""
     usage = {(r["track"], r["scope"]): (r["used"], r["limit"]) for r in budget_rows}
     pool = list(entries)
     sections: list[str] = []
@@ -415,6 +423,10 @@ def render_snapshot(entries: Iterable[Mapping[str, Any]],
         lines = [f"## {SNAPSHOT_TITLES[bucket]} \u2014 {used}/{limit} units used"]
         lines += [f"- {one_line(e['text'])}" for e in group]
         sections.append("\n".join(lines))
+    if proposals:
+        sections.append("\n".join([f"## {PROPOSALS_TITLE}", *(
+            f"- [{p['id']}] {p['track']}/{p['scope']}: {one_line(p['text'])}"
+            for p in proposals)]))
     return "\n\n".join([SNAPSHOT_HEADER, *sections]) if sections else ""
 
 
@@ -502,6 +514,7 @@ class MemoryModel:
         self.clock: Clock = clock or _system_clock
         self.ids: IdFactory = ids or _uuid4
         self.entries: dict[str, Entry] = {}
+        self.pending_and_decided: dict[str, dict[str, Any]] = {}  # proposals by id
         self.audit: list[AuditRow] = []
         self._seq = 0
 
@@ -652,11 +665,12 @@ class MemoryModel:
     def _commit(self, op: str, writer: Writer, payload: dict[str, Any], decision: _Decision,
                 apply: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """Step 6 of MEM-WRT-002: all or nothing; a refusal leaves one ``<op>-failed`` row."""
-        saved = (copy.deepcopy(self.entries), list(self.audit), self._seq)
+        saved = (copy.deepcopy(self.entries), copy.deepcopy(self.pending_and_decided),
+                 list(self.audit), self._seq)
         try:
             return apply()
         except ModelError as exc:
-            self.entries, self.audit, self._seq = saved
+            self.entries, self.pending_and_decided, self.audit, self._seq = saved
             self._payload_row(f"{op}-failed", writer, payload,
                               f"{decision.label}; not applied: {exc.code}")
             raise
@@ -923,10 +937,123 @@ class MemoryModel:
         for row in self.audit:
             if row["action"] == "snapshot" and row["sessionId"] == writer.session_id:
                 return str(row["text"])
+        shown = [p for p in self._proposal_order() if p["status"] == "pending"
+                 and visible(p, writer.workspace, writer.agent)][:PROPOSALS_SHOWN]
         text = render_snapshot((e for e in self.entries.values()
-                                if visible(e, writer.workspace, writer.agent)), self.budgets())
+                                if visible(e, writer.workspace, writer.agent)), self.budgets(),
+                               shown)
         self._row("snapshot", writer, outcome="ok", text=text, source=DEFAULT_SOURCE)
         return text
+
+    # -- proposals (MEM-PRO-*) ------------------------------------------------------------------
+
+    def _proposal_order(self) -> list[dict[str, Any]]:
+        return sorted(self.pending_and_decided.values(), key=lambda p: (p["createdAt"], p["id"]))
+
+    def _proposal_row(self, action: str, writer: Writer, proposal: Mapping[str, Any],
+                      outcome: str, ts: int, entry_ids: list[str] | None = None) -> None:
+        """MEM-PRO-008: the proposal id in entryId."""
+        self._seq += 1
+        self.audit.append({
+            "seq": self._seq, "ts": ts, "action": action, "track": proposal["track"],
+            "scope": proposal["scope"], "entryId": proposal["id"], "text": proposal["text"],
+            "outcome": outcome, "source": proposal["source"], "sessionId": writer.session_id,
+            "entry": None, "entryIds": entry_ids})
+
+    def propose(self, input: object, write: object) -> dict[str, Any]:
+        """MEM-PRO-002/003."""
+        writer = writer_of(write)
+        data = _object(input)
+        _check_keys(data, ("kind", "track", "scope", "text", "source", "workspaceKey",
+                           "agentKey"))
+        kind = data.get("kind")
+        if not isinstance(kind, str) or not _KIND.match(kind):
+            raise _invalid("/kind", "kind must be 1 to 64 of a-z, 0-9, '-', not starting with -")
+        new = entry_input({k: v for k, v in data.items() if k != "kind"}, writer)
+        if units(new.text) > MAX_PROPOSAL_UNITS:
+            raise _invalid("/text", "a proposal text is at most 2000 units")
+        if writer.session_id is None:
+            raise _invalid("/agent/session/id", "a proposal needs the session id")
+        for proposal in self.pending_and_decided.values():
+            if proposal["sessionId"] == writer.session_id and proposal["kind"] == kind:
+                return {"proposal": copy.deepcopy(proposal), "created": False}
+        now = self.clock()
+        proposal = {"id": self.ids(), "kind": kind, "track": new.track, "scope": new.scope,
+                    "workspaceKey": new.workspace, "agentKey": new.agent, "text": new.text,
+                    "source": new.source, "sessionId": writer.session_id, "status": "pending",
+                    "createdAt": now, "decidedAt": None, "entryId": None}
+        self.pending_and_decided[proposal["id"]] = proposal
+        self._proposal_row("proposal", writer, proposal, "pending", now)
+        return {"proposal": copy.deepcopy(proposal), "created": True}
+
+    def proposals(self, filter: object = None, write: object = None) -> list[dict[str, Any]]:
+        """MEM-PRO-006: status filter, visibility before the limit, (createdAt, id) order."""
+        data = {} if filter is None else _object(filter)
+        _check_keys(data, ("status", "limit"))
+        status = data.get("status")
+        if status is not None and status not in PROPOSAL_STATUSES:
+            raise _invalid("/status", "status must be pending, approved or dismissed")
+        limit = data.get("limit")
+        limit = 100 if limit is None else limit
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise _invalid("/limit", "limit must be an integer from 1 to 1000")
+        reader = None if write is None else writer_of(write)
+        chosen = [p for p in self._proposal_order()
+                  if (status is None or p["status"] == status)
+                  and (reader is None or visible(p, reader.workspace, reader.agent))]
+        return copy.deepcopy(chosen[:limit])
+
+    def _pending(self, input: object, writer: Writer) -> dict[str, Any]:
+        """MEM-PRO-007."""
+        data = _object(input)
+        _check_keys(data, ("id",))
+        proposal_id = data.get("id")
+        if not isinstance(proposal_id, str) or proposal_id == "":
+            raise _invalid("/id", "id must be a non-empty string")
+        proposal = self.pending_and_decided.get(proposal_id)
+        if proposal is None or proposal["status"] != "pending" \
+                or not visible(proposal, writer.workspace, writer.agent):
+            # Contract silent: the message wording (MEM-ERR-002).
+            raise ModelError("PROPOSAL_NOT_FOUND", f"no pending proposal {proposal_id}",
+                             {"id": proposal_id})
+        return proposal
+
+    def approve_proposal(self, input: object, write: object) -> dict[str, Any]:
+        """MEM-PRO-004: the pipeline of an add, the proposal decided in its transaction."""
+        writer = writer_of(write)
+        proposal = self._pending(input, writer)
+        bucket = (proposal["track"], proposal["scope"])
+        additions = {bucket: units(proposal["text"])}
+        self._check_budget(additions)
+        payload = approval_payload("add", *bucket, proposal["text"], source=proposal["source"],
+                                   targets=[])
+        decision = self._approve("add", writer, payload, write, proposal["source"],
+                                 [f"{bucket[0]}/{bucket[1]}"])
+        new = NewEntry(*bucket, proposal["text"], (), proposal["source"],
+                       proposal["workspaceKey"], proposal["agentKey"])
+
+        def apply() -> dict[str, Any]:
+            current = self._pending({"id": proposal["id"]}, writer)
+            self._check_budget(additions)
+            now = self.clock()
+            entry = self._insert(new, writer, now)
+            self._row("add", writer, outcome=decision.label, entry=entry, ts=now)
+            current.update(status="approved", decidedAt=now, entryId=entry["id"])
+            self._proposal_row("proposal-approved", writer, current, decision.label, now,
+                               [entry["id"]])
+            return {"proposal": copy.deepcopy(current), "entry": copy.deepcopy(entry),
+                    "usage": self._usage_row(*bucket)}
+
+        return self._commit("add", writer, payload, decision, apply)
+
+    def dismiss_proposal(self, input: object, write: object) -> dict[str, Any]:
+        """MEM-PRO-005: not gated, audited."""
+        writer = writer_of(write)
+        proposal = self._pending(input, writer)
+        now = self.clock()
+        proposal.update(status="dismissed", decidedAt=now)
+        self._proposal_row("proposal-dismissed", writer, proposal, "dismissed", now)
+        return {"proposal": copy.deepcopy(proposal)}
 
     def export(self, ledger: bool = False) -> dict[str, Any]:
         if not isinstance(ledger, bool):

@@ -80,7 +80,7 @@ class MemoryModelImplementation:
     name = "dshkit-memory-model"
     version = __version__
     language = "python"
-    capabilities: tuple[str, ...] = ("memory.protocol",)
+    capabilities: tuple[str, ...] = ("memory.protocol", "memory.proposals")
 
     def run(self, operation: str, input: JsonObject, params: JsonObject,
             approver: Approver | None = None) -> JsonObject:

@@ -53,18 +53,22 @@ def _write(**session: Any) -> Write:
 
 WRITE = _write()
 #: Provider methods that change entries: each goes through the gate.
-GATED = {"add", "replace", "remove", "consolidate", "seed", "import_envelope", "migrate_memento"}
+GATED = {"add", "replace", "remove", "consolidate", "seed", "import_envelope", "migrate_memento",
+         "approve_proposal"}
 #: Provider methods that append audit rows without changing an entry's content: recall
 #: counters (MEM-QRY-005) and the frozen snapshot (MEM-SNP-001); not gated by the spec.
-AUDITED_ONLY = {"query", "snapshot"}
-READS = {"budgets", "list_entries", "audit_list", "export", "close"}
+AUDITED_ONLY = {"query", "snapshot", "propose", "dismiss_proposal"}
+READS = {"budgets", "list_entries", "audit_list", "export", "close", "proposals"}
+#: The action of a gated call's denial row: an approval of a proposal is an ``add``.
+DENIED_AS = {"import_envelope": "seed", "migrate_memento": "seed", "approve_proposal": "add"}
 #: Instance attributes: the configuration the provider was opened with and its storage layer.
 #: ``store`` is below the gate (the pipeline's own storage, not part of the protocol surface
 #: of MEM-PRV-001); code in the same process can reach the database file in any case, so the
 #: gate guards the protocol calls, which are what a model's tools and the CLI use.
 STATE = {"store", "limits", "gate", "policy", "clock", "ids"}
 #: ``dshkit memory`` operations that change entries, that only audit, and that read.
-CLI_GATED = {"add", "replace", "remove", "consolidate", "seed", "import"}
+#: ``proposals`` is gated for its ``approve`` (its ``list`` reads, its ``dismiss`` only audits).
+CLI_GATED = {"add", "replace", "remove", "consolidate", "seed", "import", "proposals"}
 CLI_AUDITED_ONLY = {"snapshot"}
 CLI_READS = {"query", "list", "budgets", "audit", "export"}
 CLI_MIGRATES = {"migrate"}
@@ -127,6 +131,8 @@ CALLS: dict[str, Callable[[Provider, Write], Any]] = {
                                 w),
     "import_envelope": lambda p, w: p.import_envelope(_envelope(), w),
     "migrate_memento": lambda p, w: p.migrate_memento(_memento_source(p), w),
+    "approve_proposal": lambda p, w: p.approve_proposal(
+        {"id": p.proposals({"status": "pending"})[0]["id"]}, w),
 }
 def _memento_source(provider: Provider) -> Path:
     """A dsh-memento store of one new entry, next to the provider's store."""
@@ -143,6 +149,7 @@ READ_CALLS: dict[str, Callable[[Provider], Any]] = {
     "export": lambda p: p.export(),
     "close": lambda p: p.close(),
     "query": lambda p: p.query({"text": "fact"}),  # without recall: a read
+    "proposals": lambda p: p.proposals(),
 }
 
 
@@ -151,6 +158,8 @@ def _prepared(path: Path) -> None:
     try:
         for text in ("alpha fact", "beta fact"):
             provider.add({"track": "user", "scope": "user-global", "text": text}, WRITE)
+        provider.propose({"kind": "compaction-summary", "track": "agent", "scope": "workspace",
+                          "text": "proposed fact"}, WRITE)
     finally:
         provider.close()
 
@@ -187,6 +196,7 @@ def _assert_denied(before: dict[str, Any], after: dict[str, Any], action: str) -
     keeps for it)."""
     assert after["schema"] == before["schema"] and after["header"] == before["header"]
     assert after["entries"] == before["entries"]
+    assert after["proposals"] == before["proposals"]  # a denied approval leaves it pending
     assert after["audit"][:len(before["audit"])] == before["audit"]
     added = after["audit"][len(before["audit"]):]
     assert [row[2] for row in added] == [action], added
@@ -279,7 +289,7 @@ def test_provider_write_without_approval_fails_closed(op: str, denial: str,
     finally:
         provider.close()
     assert info.value.code == "WRITE_DENIED"
-    _assert_denied(before, _raw(db), f"{'seed' if op in ('import_envelope', 'migrate_memento') else op}-denied")
+    _assert_denied(before, _raw(db), f"{DENIED_AS.get(op, op)}-denied")
 
 
 @pytest.mark.parametrize("op", sorted(GATED))
@@ -363,9 +373,20 @@ CLI_ARGS: dict[str, list[str]] = {
     "seed": ["seed", "seed.json"],
     "import": ["import", "envelope.json"],
     "import --adapter": ["import", "mem0.json", "--adapter", "mem0"],
+    "proposals approve": ["proposals", "approve", "{pending}"],
 }
 #: The approval a gated command gives with ``--yes`` (and nothing else) on the command line.
-CLI_ACTION = {"import": "seed", "import --adapter": "seed"}
+CLI_ACTION = {"import": "seed", "import --adapter": "seed", "proposals approve": "add"}
+
+
+def _cli_args(op: str, db: Path) -> list[str]:
+    """``{pending}``: the id of the proposal :func:`_prepared` made."""
+    provider = open_provider(db, write_policy="off")
+    try:
+        pending = [p["id"] for p in provider.proposals({"status": "pending"})]
+    finally:
+        provider.close()
+    return [pending[0] if arg == "{pending}" else arg for arg in CLI_ARGS[op]]
 
 
 def _inputs(tmp_path: Path) -> None:
@@ -388,14 +409,14 @@ def test_memory_cli_without_a_terminal_fails_closed(op: str, tmp_path: Path) -> 
     _prepared(db)
     _inputs(tmp_path)
     before = _raw(db)
-    done = _cli(["memory", "--db", str(db), "--json", *SESSION, *CLI_ARGS[op]], tmp_path)
+    args = _cli_args(op, db)
+    done = _cli(["memory", "--db", str(db), "--json", *SESSION, *args], tmp_path)
     assert done.returncode == 1, done
     assert _error_code(done) == "WRITE_DENIED"
     _assert_denied(before, _raw(db), f"{CLI_ACTION.get(op, op)}-denied")
     # with --yes the same command writes, and the ledger accounts for it
     entries_before, _ = _state(db)
-    done = _cli(["memory", "--db", str(db), "--json", "--yes", *SESSION, *CLI_ARGS[op]],
-                tmp_path)
+    done = _cli(["memory", "--db", str(db), "--json", "--yes", *SESSION, *args], tmp_path)
     assert done.returncode == 0, done
     entries, rows = _state(db)
     assert entries != entries_before and replay(rows) == entries
@@ -433,7 +454,7 @@ def test_cli_reads_change_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("via", ["provider", "cli"])
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_migration_changes_no_entry(version: int, via: str, tmp_path: Path) -> None:
     """Migration is the one store change outside the gate: it alters the schema only, so it
     adds, changes and removes no entry and no audit row (MEM-STO-005)."""
@@ -450,11 +471,13 @@ def test_migration_changes_no_entry(version: int, via: str, tmp_path: Path) -> N
         open_provider(db, write_policy="off").close()  # migrates on open
     else:
         done = _cli(["memory", "--db", str(db), "--json", "migrate"], tmp_path)
-        assert done.returncode == 0 and json.loads(done.stdout)["version"] == 3, done
+        assert done.returncode == 0 and json.loads(done.stdout)["version"] == 4, done
     after = _raw(db)
-    assert after["header"] == [before["header"][0], 3]
+    assert after["header"] == [before["header"][0], 4]
+    assert "proposals" not in before and after["proposals"] == []
     # the old columns keep their values, the new ones get the data rule's values
-    new_columns = {"entries": {1: (1, 0, None), 2: ()}[version], "audit": (None, None)}
+    new_columns = {"entries": {1: (1, 0, None), 2: (), 3: ()}[version],
+                   "audit": {1: (None, None), 2: (None, None), 3: ()}[version]}
     for table, added in new_columns.items():
         width = len(before[table][0])
         assert [row[:width] for row in after[table]] == before[table]

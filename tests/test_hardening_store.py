@@ -109,11 +109,15 @@ def test_sqlite_statistics_are_sqlite_s_own(tmp_path: Path) -> None:
 
 
 def test_expected_objects_are_those_of_the_layout() -> None:
+    before_proposals = {("table", "entries"), ("table", "audit"), ("table", "sqlite_sequence"),
+                        ("index", "entries_bucket"), ("index", "audit_ts"),
+                        ("index", "sqlite_autoindex_entries_1")}
     names = {(kind, name) for kind, name, _ in expected_objects(SCHEMA_VERSION)}
-    assert names == {("table", "entries"), ("table", "audit"), ("table", "sqlite_sequence"),
-                     ("index", "entries_bucket"), ("index", "audit_ts"),
-                     ("index", "sqlite_autoindex_entries_1")}
-    assert all(expected_objects(v) == expected_objects(SCHEMA_VERSION) for v in (1, 2))
+    assert names == before_proposals | {
+        ("table", "proposals"), ("index", "proposals_status"),
+        ("index", "sqlite_autoindex_proposals_1"), ("index", "sqlite_autoindex_proposals_2")}
+    for version in (1, 2, 3):
+        assert {(kind, name) for kind, name, _ in expected_objects(version)} == before_proposals
 
 
 @pytest.mark.parametrize("dangling", [False, True])

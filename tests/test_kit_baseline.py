@@ -66,14 +66,14 @@ def test_unlisted_failure_fails_the_run() -> None:
 
 @pytest.mark.parametrize(("entry", "problem"), [
     ({"id": "mem-memento-a1", "reason": "r"}, "listed as failing, but it passed"),
-    ({"id": "mem-sto-settings", "reason": "r"}, "not applicable"),
+    ({"id": "mem-sto-settings-v4", "reason": "r"}, "not applicable"),
     ({"id": "mem-does-not-exist", "reason": "r"}, "no case of the kit has this id"),
     ({"id": "mem-retired-one", "reason": "r"}, "retired"),
     ({"id": "mem-memento-c1", "reason": "r", "status": "errored"}, "listed as errored, but it failed"),
     ({"id": "mem-memento-c1", "reason": "r", "expires": "2020-01-01"}, "expired on 2020-01-01"),
 ])
 def test_stale_entries_are_caught(entry: dict[str, Any], problem: str) -> None:
-    cases = CASES + [c for c in load_cases("memory") if c.id == "mem-sto-settings"]
+    cases = CASES + [c for c in load_cases("memory") if c.id == "mem-sto-settings-v4"]
     run = run_kit(WrongOnC1(), cases, all_ids=IDS, retired=["mem-retired-one"],
                   baseline=baseline(entry, {"id": "mem-memento-c2", "reason": "known"}))
     assert [s["id"] for s in run.stale] == [entry["id"]]

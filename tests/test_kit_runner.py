@@ -135,7 +135,7 @@ def test_unknown_suite_errors_its_cases() -> None:
 
 def test_load_implementation_forms() -> None:
     assert load_implementation("reference").name == "dshkit-reference"
-    assert load_implementation("model").capabilities == ("memory.protocol",)
+    assert load_implementation("model").capabilities == ("memory.protocol", "memory.proposals")
     impl = load_implementation("py:dshkit.conformance.implementations.reference:create")
     assert isinstance(impl, Implementation)
     for spec, code in (("py:no.such.module:create", "IMPL_UNAVAILABLE"),

@@ -255,9 +255,9 @@ def test_other_writes(tmp_path: Path, db: Path) -> None:
 def test_migrate_upgrades_an_old_store(tmp_path: Path) -> None:
     old = tmp_path / "old.db"
     create_store_at_version(old, 1)
-    assert cli_json(old, "migrate") == {"path": str(old), "version": 3}
+    assert cli_json(old, "migrate") == {"path": str(old), "version": 4}
     with closing(sqlite3.connect(old)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
 
 
 @pytest.mark.parametrize("as_json", [True, False])

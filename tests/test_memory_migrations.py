@@ -126,7 +126,7 @@ def test_older_store_is_migrated_preserving_everything(tmp_path: Path, version: 
     assert _pragma(path, "user_version") == version
     provider = open_store(path)
     try:
-        assert _pragma(path, "user_version") == SCHEMA_VERSION == 3
+        assert _pragma(path, "user_version") == SCHEMA_VERSION == 4
         assert _pragma(path, "application_id") == APPLICATION_ID
         assert _columns(path, "audit")[-2:] == ["entry", "entry_ids"]
         assert provider.list_entries() == expected_entries(version)
@@ -174,7 +174,7 @@ def test_migrated_store_works(tmp_path: Path, version: int) -> None:
     # Reopening a migrated store is a no-op.
     reopened = open_store(path)
     try:
-        assert _pragma(path, "user_version") == 3
+        assert _pragma(path, "user_version") == 4
         assert len(reopened.list_entries()) == 4
     finally:
         reopened.close()
@@ -216,10 +216,10 @@ def test_newer_store_is_refused_unchanged(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     open_store(path).close()
     with closing(sqlite3.connect(path)) as conn:
-        conn.execute("PRAGMA user_version = 4")
+        conn.execute("PRAGMA user_version = 5")
     with untouched(tmp_path), raises_code("STORE_UNSUPPORTED_VERSION") as info:
         open_store(path)
-    assert info.value.details == {"path": str(path), "found": 4, "supported": 3}
+    assert info.value.details == {"path": str(path), "found": 5, "supported": 4}
 
 
 def _real_store_bytes(tmp_path: Path) -> bytes:

@@ -34,6 +34,8 @@ FILES: tuple[str, ...] = (
     "harness-call.json",
     "mcp-tools.json",
     "migrate-report.json",
+    "proposal-input.json",
+    "proposal.json",
     "query-filter.json",
     "query-result.json",
     "remove-input.json",
@@ -149,8 +151,9 @@ ERRORS: dict[str, dict[str, Any]] = {
                         "candidates": 2, "sample": ["Prefers dark mode", "Likes DARK roast"]},
     "WRITE_DENIED": {"outcome": "rejected"},
     "STALE_WRITE": {"entryId": ID1, "expectedVersion": 3, "actualVersion": None},
+    "PROPOSAL_NOT_FOUND": {"id": ID1},
     "STORE_CORRUPT": {"path": "/tmp/m.db", "reason": "not an SQLite database file"},
-    "STORE_UNSUPPORTED_VERSION": {"path": "/tmp/m.db", "found": 4, "supported": 3},
+    "STORE_UNSUPPORTED_VERSION": {"path": "/tmp/m.db", "found": 5, "supported": 4},
     "STORE_BUSY": {"path": "/tmp/m.db"},
     "STORE_WRITE_FAILED": {"path": "/tmp/m.db", "reason": "database or disk is full"},
     "ENVELOPE_UNSUPPORTED": {"schema": "memory-export-v2"},
@@ -406,7 +409,7 @@ def _cases() -> Iterator[Case]:
     yield "error: field is not a pointer", "error.json", error(
         "INVALID_INPUT", {"field": "track", "reason": "r"}), False
     yield "error: unsupported version supports 3", "error.json", error(
-        "STORE_UNSUPPORTED_VERSION", {"path": "/p", "found": 5, "supported": 4}), False
+        "STORE_UNSUPPORTED_VERSION", {"path": "/p", "found": 5, "supported": 3}), False
     yield "error: extra top-level member", "error.json", {**error("STORE_BUSY"), "usage": 1}, False
     yield "error: empty message", "error.json", {**error("STORE_BUSY"), "message": ""}, False
 
@@ -446,9 +449,9 @@ def _cases() -> Iterator[Case]:
         "entry": entry(), "usage": usage()}, False
 
     sm = "store-metadata.json"
-    meta = {"applicationId": 1146309453, "userVersion": 3, "path": "/tmp/memory.db"}
+    meta = {"applicationId": 1146309453, "userVersion": 4, "path": "/tmp/memory.db"}
     yield "store-metadata: valid", sm, meta, True
-    yield "store-metadata: old version", sm, {**meta, "userVersion": 2}, False
+    yield "store-metadata: old version", sm, {**meta, "userVersion": 3}, False
     yield "store-metadata: foreign application id", sm, {**meta, "applicationId": 0}, False
     yield "store-metadata: extra member", sm, {**meta, "journalMode": "wal"}, False
 
@@ -472,6 +475,46 @@ def _cases() -> Iterator[Case]:
     yield "harness: bare query", f"{hc}#/$defs/call", {"op": "query"}, True
     yield "harness: close", f"{hc}#/$defs/call", {"op": "close"}, True
     yield "harness: close result", f"{hc}#/$defs/result-close", None, True
+    yield "harness: approve_proposal call", f"{hc}#/$defs/call", {
+        "op": "approve_proposal", "input": {"id": ID1}, "write": write_context()}, True
+    yield "harness: proposals call without write", f"{hc}#/$defs/call", {
+        "op": "proposals", "input": {"status": "pending"}}, True
+    yield "harness: propose call without write", f"{hc}#/$defs/call", {
+        "op": "propose", "input": {}}, False
+
+    pending = {"id": ID1, "kind": "compaction-summary", "track": "agent", "scope": "workspace",
+               "workspaceKey": "/home/ana/shop", "agentKey": "coder", "text": "Uses nox",
+               "source": "dshkit", "sessionId": "s-7", "status": "pending",
+               "createdAt": 1700000000000, "decidedAt": None, "entryId": None}
+    approved = {**pending, "status": "approved", "decidedAt": 1700000001000, "entryId": ID2}
+    pr = "proposal.json"
+    yield "proposal: pending", pr, pending, True
+    yield "proposal: approved", pr, approved, True
+    yield "proposal: dismissed", pr, {**approved, "status": "dismissed", "entryId": None}, True
+    yield "proposal: pending with a decision time", pr, {**pending, "decidedAt": 1}, False
+    yield "proposal: decided without a decision time", pr, {**approved, "decidedAt": None}, False
+    yield "proposal: dismissed with an entry", pr, {**approved, "status": "dismissed"}, False
+    yield "proposal: unknown status", pr, {**pending, "status": "expired"}, False
+    yield "proposal: upper-case kind", pr, {**pending, "kind": "Summary"}, False
+    yield "proposal: propose result", f"{pr}#/$defs/proposeResult", {
+        "proposal": pending, "created": False}, True
+    yield "proposal: approve result", f"{pr}#/$defs/approveResult", {
+        "proposal": approved, "entry": entry(), "usage": usage()}, True
+    yield "proposal: dismiss result without proposal", f"{pr}#/$defs/dismissResult", {}, False
+
+    pi = "proposal-input.json"
+    proposed = {"kind": "compaction-summary", "track": "agent", "scope": "workspace",
+                "text": "Uses nox"}
+    yield "proposal-input: valid", pi, proposed, True
+    yield "proposal-input: with source and keys", pi, {
+        **proposed, "source": "compaction", "workspaceKey": "/w", "agentKey": "coder"}, True
+    yield "proposal-input: tags are not proposed", pi, {**proposed, "tags": ["a"]}, False
+    yield "proposal-input: no kind", pi, {k: v for k, v in proposed.items() if k != "kind"}, False
+    yield "proposal-input: text over 2000", pi, {**proposed, "text": "x" * 2001}, False
+    yield "proposal-input: filter", f"{pi}#/$defs/filter", {"status": "pending", "limit": 8}, True
+    yield "proposal-input: filter limit 0", f"{pi}#/$defs/filter", {"limit": 0}, False
+    yield "proposal-input: decision", f"{pi}#/$defs/decision", {"id": ID1}, True
+    yield "proposal-input: empty decision id", f"{pi}#/$defs/decision", {"id": ""}, False
     yield "harness: unknown op", f"{hc}#/$defs/call", {"op": "open"}, False
     yield "harness: add without write", f"{hc}#/$defs/call", without(call, "write"), False
     yield "harness: budgets with input", f"{hc}#/$defs/call", {"op": "budgets", "input": {}}, False

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..interface import ApproverFailure, Concurrent, JsonObject
-from ..memory_driver import DEFAULT_CLOCK, DEFAULT_IDS, MIGRATE_OP
+from ..memory_driver import DEFAULT_CLOCK, DEFAULT_IDS, MIGRATE_OP, PROPOSAL_OPS
 
 SUITE = "memory"
 CAPABILITY = "memory"
@@ -34,6 +34,8 @@ CAPABILITIES = {
                        "matching, approval, audit, query, snapshot, export, errors)",
     "memory.store": "the SQLite store file: layout, opening, migrations, modes, default path "
                     "(prepare, inspect and defaultPath steps)",
+    "memory.proposals": "pending proposals: propose, proposals, approve_proposal, "
+                        "dismiss_proposal and the snapshot's proposal section (MEM-PRO-*)",
     "memory.mcp": "the tools of the read-only MCP server over a store: search, list, read, "
                   "stats, tool errors, visibility and no side effects (tool steps)",
     "memory.migrate-memento": "the migrate_memento call: a dsh-memento SQLite store, built by "
@@ -75,6 +77,9 @@ def requires(case: JsonObject) -> list[str]:
     needed = ["memory.protocol"]
     if any(any(k in s for k in STORE_STEPS) for s in steps):
         needed.append("memory.store")
+    if any(isinstance(s.get("call"), dict) and s["call"].get("op") in PROPOSAL_OPS
+           for s in steps):
+        needed.append("memory.proposals")
     if any("tool" in s for s in steps):
         needed.append("memory.mcp")
     if any(isinstance(s.get("call"), dict) and s["call"].get("op") == MIGRATE_OP for s in steps):

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..text import units
 from . import approval, snapshot
+from . import proposals as pro
 from .approval import CANCELLED, Decision, Gate, Policy
 from .cancel import CancelToken
 from .errors import MemoryProtocolError, invalid
@@ -416,6 +417,91 @@ class Provider:
 
         return self._commit("seed", ctx, payload, decision, apply, cancel)
 
+    # -- proposals (chapter memory/proposals) ---------------------------------------------------
+
+    def propose(self, input: Any, write: Any) -> dict[str, Any]:
+        """MEM-PRO-002: a pending proposal, once per (session id, kind); not gated."""
+        ctx = self._context(write)
+        kind, new = pro.new_proposal(input, ctx)
+        assert ctx.session_id is not None  # checked by new_proposal
+        existing = pro.by_key(self.store, ctx.session_id, kind)
+        if existing is not None:
+            return {"proposal": existing, "created": False}
+        with self.store.transaction():
+            existing = pro.by_key(self.store, ctx.session_id, kind)
+            if existing is not None:  # proposed by another process meanwhile
+                return {"proposal": existing, "created": False}
+            now = self.clock()
+            proposal: pro.Proposal = {
+                "id": self.ids(), "kind": kind, "track": new.track, "scope": new.scope,
+                "workspaceKey": new.workspace_key, "agentKey": new.agent_key,
+                "text": new.text, "source": new.source, "sessionId": ctx.session_id,
+                "status": pro.PENDING, "createdAt": now, "decidedAt": None,
+                "entryId": None}
+            pro.insert(self.store, proposal)
+            self._proposal_audit("proposal", ctx, proposal, "pending", now)
+        return {"proposal": proposal, "created": True}
+
+    def proposals(self, filter: Any = None, write: Any = None) -> list[pro.Proposal]:
+        """MEM-PRO-006: in (createdAt, id) order; with ``write``, the writer's visible ones."""
+        status, limit = pro.list_filter(filter)
+        keys = None
+        if write is not None:
+            ctx = self._context(write)
+            keys = (ctx.workspace, ctx.agent)
+        return pro.select(self.store, status, keys, limit)
+
+    def approve_proposal(self, input: Any, write: Any, *, cancel: CancelToken | None = None,
+                         ) -> dict[str, Any]:
+        """MEM-PRO-004: an ``add`` of the proposal's text through the whole write pipeline,
+        and the proposal approved in the same transaction."""
+        ctx = self._context(write)
+        proposal_id = pro.proposal_id(input)
+        proposal = pro.pending_visible(self.store, proposal_id, ctx)
+        bucket = (proposal["track"], proposal["scope"])
+        additions = {bucket: units(proposal["text"])}
+        self._check_budget(additions)
+        payload = approval.payload("add", *bucket, proposal["text"], source=proposal["source"],
+                                   targets=[])
+        decision = self._approve("add", ctx, payload, write, proposal["source"],
+                                 f"{bucket[0]}/{bucket[1]}", cancel)
+        new = NewEntry(*bucket, proposal["text"], (), proposal["source"],
+                       proposal["workspaceKey"], proposal["agentKey"])
+
+        def apply() -> dict[str, Any]:
+            current = pro.pending_visible(self.store, proposal_id, ctx)
+            self._check_budget(additions)
+            now = self.clock()
+            entry = self._insert(new, ctx, now)
+            self._audit("add", ctx, entry=entry, outcome=decision.label, ts=now)
+            decided = pro.decide(self.store, current, pro.APPROVED, now, entry["id"])
+            self._proposal_audit("proposal-approved", ctx, decided, decision.label, now,
+                                 entry_ids=[entry["id"]])
+            return {"proposal": decided, "entry": entry, "usage": self._usage_row(*bucket)}
+
+        return self._commit("add", ctx, payload, decision, apply, cancel)
+
+    def dismiss_proposal(self, input: Any, write: Any) -> dict[str, Any]:
+        """MEM-PRO-005: pending → dismissed, audited; memory is not changed, so not gated."""
+        ctx = self._context(write)
+        proposal_id = pro.proposal_id(input)
+        pro.pending_visible(self.store, proposal_id, ctx)
+        with self.store.transaction():
+            current = pro.pending_visible(self.store, proposal_id, ctx)
+            now = self.clock()
+            decided = pro.decide(self.store, current, pro.DISMISSED, now)
+            self._proposal_audit("proposal-dismissed", ctx, decided, "dismissed", now)
+        return {"proposal": decided}
+
+    def _proposal_audit(self, action: str, ctx: Context, proposal: pro.Proposal,
+                        outcome: str, ts: int, entry_ids: list[str] | None = None) -> None:
+        """MEM-PRO-008: the proposal id in ``entryId``, its text, its source."""
+        self.store.audit({
+            "ts": ts, "action": action, "track": proposal["track"], "scope": proposal["scope"],
+            "entryId": proposal["id"], "text": proposal["text"], "outcome": outcome,
+            "source": proposal["source"], "sessionId": ctx.session_id, "entry": None,
+            "entryIds": entry_ids})
+
     # -- reads ---------------------------------------------------------------------------------
 
     def query(self, filter: Any = None, opts: Any = None) -> dict[str, Any]:
@@ -532,8 +618,10 @@ class Provider:
         frozen = self._frozen(ctx.session_id)
         if frozen is not None:
             return frozen
-        entries, _ = self.store.select(keys=(ctx.workspace, ctx.agent), order=CREATION)
-        text = snapshot.render(entries, self.budgets())
+        keys = (ctx.workspace, ctx.agent)
+        entries, _ = self.store.select(keys=keys, order=CREATION)
+        pending = pro.select(self.store, pro.PENDING, keys, pro.MAX_PENDING_SHOWN)
+        text = snapshot.render(entries, self.budgets(), pending)
         with self.store.transaction():
             frozen = self._frozen(ctx.session_id)
             if frozen is not None:

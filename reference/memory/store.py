@@ -22,7 +22,7 @@ from .errors import MemoryProtocolError, invalid
 from .mirror import BY_CREATION, BY_RANK, Mirror, first, make_row
 
 APPLICATION_ID = 0x44534B4D  # "DSKM"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 5000
 #: MEM-STO-001: the ``durability`` choices and their ``PRAGMA synchronous`` (never OFF).
 DURABILITY = {"normal": "NORMAL", "full": "FULL"}
@@ -79,11 +79,33 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE audit ADD COLUMN entry_ids TEXT",
     ), "existing audit rows keep entry and entryIds null; only rows written from version 3 on "
        "carry the entry snapshots the reconstruction property replays"),
+    Migration(3, (
+        """CREATE TABLE proposals (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  track TEXT NOT NULL CHECK (track IN ('user', 'agent')),
+  scope TEXT NOT NULL CHECK (scope IN ('user-global', 'workspace')),
+  workspace_key TEXT NOT NULL DEFAULT '',
+  agent_key TEXT NOT NULL DEFAULT '',
+  text TEXT NOT NULL,
+  source TEXT NOT NULL,
+  session_id TEXT,
+  status TEXT NOT NULL DEFAULT 'pending'
+    CHECK (status IN ('pending', 'approved', 'dismissed')),
+  created_at INTEGER NOT NULL,
+  decided_at INTEGER,
+  entry_id TEXT,
+  UNIQUE (session_id, kind)
+) STRICT""",
+        "CREATE INDEX proposals_status ON proposals (status, created_at, id)",
+    ), "an empty proposals table; no entry or audit row changes"),
 )
 
 ENTRY_COLUMNS = ("id", "track", "scope", "workspace_key", "agent_key", "text", "source", "tags",
                  "created_at", "updated_at", "session_id", "version", "recall_count",
                  "last_recalled")
+PROPOSAL_COLUMNS = ("id", "kind", "track", "scope", "workspace_key", "agent_key", "text",
+                    "source", "session_id", "status", "created_at", "decided_at", "entry_id")
 AUDIT_COLUMNS = ("seq", "ts", "action", "track", "scope", "entry_id", "text", "outcome",
                  "source", "session_id", "entry", "entry_ids")
 
@@ -108,7 +130,10 @@ CREATION = "creation"  # createdAt, id
 def expected_columns(version: int) -> dict[str, tuple[str, ...]]:
     entries = ENTRY_COLUMNS[:11] + (ENTRY_COLUMNS[11:] if version >= 2 else ())
     audit = AUDIT_COLUMNS[:10] + (AUDIT_COLUMNS[10:] if version >= 3 else ())
-    return {"entries": entries, "audit": audit}
+    tables = {"entries": entries, "audit": audit}
+    if version >= 4:
+        tables["proposals"] = PROPOSAL_COLUMNS
+    return tables
 
 
 def synchronous_mode(durability: Any) -> str:
@@ -335,6 +360,12 @@ class Store:
             [(now, entry_id) for entry_id in entry_ids], many=True)
         if mirror is not None:
             mirror.recall(entry_ids, now)
+
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """One statement on a table other than ``entries`` (the proposals): the mirror of the
+        entries stays as it is."""
+        cursor, _ = self._run(sql, params)
+        return cursor
 
     def audit(self, row: dict[str, Any]) -> int:
         entry = row.get("entry")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters import FORMATS
-from . import adapt, exits, memory_migrate, store_guard
+from . import adapt, exits, memory_migrate, memory_proposals, store_guard
 from .atomic import write_atomic
 from .options import DEFAULT_SESSION_ID, add_db, add_json, add_write_context, output_path
 from .report import Refusal, Reporter, from_error, usage
@@ -122,6 +122,7 @@ def configure(memory: argparse.ArgumentParser) -> None:
                    "session of --cwd and --agent-preset (spec memory/mcp)")
     serve.add_argument("--sessions", metavar="PATH", help="session history for the "
                        "memory_recall tool (not wired in this build)")
+    memory_proposals.configure(add_op)
     memory.set_defaults(session_id=None)  # a query is a recall only when --session-id is given
 
 
@@ -225,6 +226,8 @@ def _run(provider: Any, args: argparse.Namespace, value: Any) -> Any:
         return provider.import_envelope(value, write, restore=True, replace=args.replace)
     if op == "migrate" and args.from_memento is not None:
         return memory_migrate.run(provider, value, write)
+    if op == "proposals":
+        return memory_proposals.run(provider, args, write)
     if op == "migrate":
         version = provider.store.conn.execute("PRAGMA user_version").fetchone()[0]
         return {"path": str(provider.store.path), "version": version}
@@ -278,6 +281,8 @@ def _human(op: str, result: Any) -> str:
         return written
     if op == "snapshot":
         return str(result) if result else "(empty snapshot)"
+    if op == "proposals":
+        return memory_proposals.human(result)
     if op == "budgets":
         return "\n".join(f"{r['track']}/{r['scope']}: {r['used']}/{r['limit']}" for r in result)
     if op == "list":
@@ -321,6 +326,8 @@ def _via_adapter(args: argparse.Namespace, out: Reporter, db: str) -> int | None
 
 
 def _check_flags(args: argparse.Namespace) -> None:
+    if args.op == "proposals":
+        memory_proposals.check(args)
     if args.op == "import" and args.fresh and args.replace:
         raise usage("--fresh imports new entries, which never conflict: leave out --replace",
                     "--replace")
@@ -346,6 +353,8 @@ def _cli_wording(refusal: Refusal) -> Refusal:
             refusal.message = store_guard.denial("unavailable")
     elif refusal.code == "AMBIGUOUS_MATCH":
         refusal.message += ", or name one entry with --id (ids: dshkit memory list)"
+    elif refusal.code == "PROPOSAL_NOT_FOUND":
+        refusal.message += memory_proposals.NOT_FOUND_HINT
     elif refusal.code == "IMPORT_CONFLICT":
         refusal.message += ("; pass --replace to overwrite them with the envelope's entries, "
                             "or --fresh to import the envelope as new entries")
