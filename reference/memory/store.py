@@ -479,7 +479,7 @@ def open_store(path: str | Path, *, durability: str = "normal") -> Store:
 def _prepare_file(target: Path) -> None:
     if target.is_symlink():
         raise _corrupt(target, "the store path is a symbolic link")
-    _prepare_directories(target)
+    prepare_directories(target)
     if target.exists():
         if not target.is_file():
             raise _corrupt(target, "the store path is not a regular file")
@@ -549,7 +549,7 @@ def _newer(target: Path, version: int) -> MemoryProtocolError:
         {"path": str(target), "found": version, "supported": SCHEMA_VERSION})
 
 
-def _prepare_directories(target: Path) -> None:
+def prepare_directories(target: Path) -> None:
     """MEM-STO-011: the store's directory, which also holds SQLite's sidecar files, and every
     directory created for the store are real directories, never symbolic links (dangling or
     not); existing directories above the store's directory are the user's and are followed.

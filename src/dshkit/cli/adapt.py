@@ -420,6 +420,7 @@ def _seed(out: Reporter, fmt: str, seed: Seed, entries: list[dict[str, Any]],
     from ..adapters.budget import check_budgets, check_seed_size, usage_of
     from ..reference.memory import open_provider
     from .approval import terminal_gate
+    from .new_store import NewStore
 
     if not entries:
         if out.json:
@@ -431,17 +432,24 @@ def _seed(out: Reporter, fmt: str, seed: Seed, entries: list[dict[str, Any]],
         return exits.OK
     check_seed_size(len(entries))
     args = seed.args
-    provider = open_provider(seed.db, gate=terminal_gate(args.yes, entries),
-                             write_policy=args.policy,
-                             durability=args.durability)
+    new = None if store_guard.existing(Path(seed.db)) else NewStore(Path(seed.db))
     try:
-        rows = provider.budgets()
-        limits = {(r["track"], r["scope"]): r["limit"] for r in rows}
-        used = {(r["track"], r["scope"]): r["used"] for r in rows}
-        check_budgets(usage_of(entries), limits, used)
-        result = provider.seed(entries, write_context(args))
+        provider = open_provider(new.staged if new is not None else seed.db,
+                                 gate=terminal_gate(args.yes, entries),
+                                 write_policy=args.policy, durability=args.durability)
+        try:
+            rows = provider.budgets()
+            limits = {(r["track"], r["scope"]): r["limit"] for r in rows}
+            used = {(r["track"], r["scope"]): r["used"] for r in rows}
+            check_budgets(usage_of(entries), limits, used)
+            result = provider.seed(entries, write_context(args))
+        finally:
+            provider.close()
+        if new is not None:
+            new.publish()
     finally:
-        provider.close()
+        if new is not None:
+            new.discard()
     if out.json:
         out.emit({"format": fmt, "added": result["added"], "entries": result["entries"],
                   "losses": [x.to_json() for x in losses],
