@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import event, session_header, user_message
 
+from dshkit import schemas
 from dshkit.reference.memory import MemoryProtocolError, open_provider
 from dshkit.reference.memory.recall import recall
 from dshkit.reference.memory.recall_index import index_logs, open_readonly
 from dshkit.reference.query import IndexStore, index_sessions, open_index, session_of_events
-from builders import event, session_header, user_message
 
 DAY = 86_400_000
 NOW = 100 * DAY
@@ -43,7 +44,9 @@ def provider(tmp_path: Path) -> Any:
 
 
 def ask(provider: Any, store: Any, text: str = "deploy", **extra: Any) -> dict[str, Any]:
-    return recall(provider, {"text": text, "cwd": "/w", "now": NOW, **extra}, store)
+    out = recall(provider, {"text": text, "cwd": "/w", "now": NOW, **extra}, store)
+    assert schemas.errors("memory/v1/recall-result.json", out) == []
+    return out
 
 
 def test_both_halves(provider: Any) -> None:

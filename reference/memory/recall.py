@@ -8,7 +8,6 @@ index. The index is given open, as a function that opens it, or not at all."""
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -52,7 +51,7 @@ def _integer(data: Mapping[str, Any], key: str, low: int, high: int, default: in
     return value
 
 
-def _request(data: Any) -> tuple[HistoryRequest, int, str | None]:
+def _request(data: Any, clock: Callable[[], int]) -> tuple[HistoryRequest, int, str | None]:
     """The validated request (MEM-RCL-002, MEM-RCL-003), its memory limit and agent key."""
     if not isinstance(data, Mapping):
         raise invalid("/", "must be an object")
@@ -63,7 +62,7 @@ def _request(data: Any) -> tuple[HistoryRequest, int, str | None]:
     agent_key = _string(data, "agentKey")
     now = data.get("now")
     if now is None:
-        now = int(time.time() * 1000)
+        now = int(clock())
     elif isinstance(now, bool) or not isinstance(now, int) or not 0 <= now <= 2**53 - 1:
         raise invalid("/now", "now must be a non-negative safe integer (ms since the epoch)")
     limits = {key: _integer(data, key, low, high, default)
@@ -105,7 +104,7 @@ def recall(provider: Provider, request: Any, index: IndexSource = None) -> dict[
     """``{"memory": query result, "history": {...}}`` (MEM-RCL-001). An invalid request is
     refused with ``INVALID_INPUT`` before anything is read; the memory query's own refusals
     propagate; a history failure is a value, never an exception."""
-    checked, memory_limit, agent_key = _request(request)
+    checked, memory_limit, agent_key = _request(request, provider.clock)
     opts = {k: v for k, v in (("sessionId", checked.session_id), ("agentKey", agent_key))
             if v is not None}
     memory = provider.query({"text": checked.text, "limit": memory_limit}, opts)
