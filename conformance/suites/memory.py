@@ -34,6 +34,8 @@ CAPABILITIES = {
                        "matching, approval, audit, query, snapshot, export, errors)",
     "memory.store": "the SQLite store file: layout, opening, migrations, modes, default path "
                     "(prepare, inspect and defaultPath steps)",
+    "memory.recall": "recall across sessions: a memory query plus snippets of earlier sessions "
+                     "of the same project from a session query index (recall steps)",
 }
 #: The implementer's contract of the operation (``python -m dshkit.conformance.contract``).
 OPERATION_DOCS: dict[str, dict[str, Any]] = {
@@ -42,7 +44,9 @@ OPERATION_DOCS: dict[str, dict[str, Any]] = {
                    "step; the kit answers the approval callbacks (harness: CNF-HAR-004).",
         "input": "`{\"steps\": [...]}`: `{\"open\": options, \"path\"?}`, `{\"call\": {\"op\", "
                  "\"input\"?, \"opts\"?, \"write\"?}}`, and with `memory.store` `{\"prepare\": "
-                 "...}`, `{\"inspect\": ...}`, `{\"defaultPath\": {\"env\"}}`; a step may carry "
+                 "...}`, `{\"inspect\": ...}`, `{\"defaultPath\": {\"env\"}}`, with `memory.recall` "
+                 "`{\"recall\": request, \"sessions\": [{header, events}] | null, "
+                 "\"indexPath\"?}`; a step may carry "
                  "`\"at\"`, the clock reading for that step.",
         "params": {
             "clock": {"default_text": f"`{json.dumps(DEFAULT_CLOCK)}`",
@@ -63,10 +67,13 @@ _MISSING = object()
 
 
 def requires(case: JsonObject) -> list[str]:
-    steps = case.get("input", {}).get("steps", [])
-    if any(isinstance(s, dict) and any(k in s for k in STORE_STEPS) for s in steps):
-        return ["memory.protocol", "memory.store"]
-    return ["memory.protocol"]
+    steps = [s for s in case.get("input", {}).get("steps", []) if isinstance(s, dict)]
+    needed = ["memory.protocol"]
+    if any(any(k in s for k in STORE_STEPS) for s in steps):
+        needed.append("memory.store")
+    if any("recall" in s for s in steps):
+        needed.append("memory.recall")
+    return needed
 
 
 # -- the kit's approver -------------------------------------------------------------------------
