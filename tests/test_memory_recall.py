@@ -172,3 +172,17 @@ def test_invalid_requests_touch_nothing(provider: Any, request_: dict[str, Any],
         recall(provider, {**request_, "sessionId": "s-now"}, None)
     assert caught.value.code == "INVALID_INPUT" and caught.value.details["field"] == field
     assert len(provider.audit_list(100)) == rows
+
+
+def test_a_wal_index_is_read_without_files_next_to_it(provider: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "indexes"
+    folder.mkdir()
+    db = folder / "idx.db"
+    with open_index(db) as store:  # WAL, the default journal mode of the index
+        index_sessions(store, [session("a", ["deploy"])])
+    before = sorted(p.name for p in folder.iterdir())
+    content = db.read_bytes()
+    out = ask(provider, lambda: open_readonly(db))
+    assert [s["sessionId"] for s in out["history"]["sessions"]] == ["a"]
+    assert sorted(p.name for p in folder.iterdir()) == before == ["idx.db"]
+    assert db.read_bytes() == content

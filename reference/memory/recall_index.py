@@ -3,6 +3,7 @@ read-only, or session logs indexed into a private in-memory index."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import urllib.parse
 from collections.abc import Iterable
@@ -26,6 +27,11 @@ def open_readonly(path: str | Path) -> IndexStore:
     if not Path(actual).is_file():
         raise _failed(actual, "no such file", missing=True)
     uri = "file:" + urllib.parse.quote(actual) + "?mode=ro"
+    if not os.path.lexists(actual + "-wal"):
+        # Everything is in the file itself. Even read-only, SQLite creates -wal and -shm files
+        # next to a WAL database; immutable reads without them (and without locks: a writer
+        # that starts meanwhile can make the read fail, which is reported, never a write).
+        uri += "&immutable=1"
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None)
     except sqlite3.Error as exc:
