@@ -121,3 +121,13 @@ def test_broken_log_is_left_out_with_a_note(setup: tuple[Path, Path],
     code, out, err = _recall(capsys, db, "--sessions", str(logs), "--json")
     assert code == 0 and [s["sessionId"] for s in out["history"]["sessions"]] == ["a"]
     assert "broken.jsonl: left out: SESSION_QUERY_CORRUPT_SESSION" in err
+
+
+@pytest.mark.requirement("MEM-CLI-010")
+def test_without_session_id_nothing_changes(setup: tuple[Path, Path],
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    logs, db = setup
+    _, ledger, _ = _run(capsys, "memory", "--db", str(db), "audit", "--json")
+    code, out, _ = _recall(capsys, db, "--sessions", str(logs), "--json")
+    assert code == 0 and out["memory"]["entries"][0]["recallCount"] == 0
+    assert _run(capsys, "memory", "--db", str(db), "audit", "--json")[1] == ledger
