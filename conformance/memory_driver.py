@@ -20,6 +20,12 @@ A memory case is a program of steps in the JSON call form of ``spec/memory/provi
 - ``{"tool": {"name", "arguments"?, "reader"?: {"cwd"?, "agentPreset"?}}, "path"?}``: one
   call of a tool of the read-only MCP server (spec ``memory/mcp``) on the store at ``path``,
   as the session with that header; capability ``memory.mcp``.
+- ``{"recall": request, "sessions": [{"header", "events"}...] | null, "indexPath"?: path}``:
+  ``recall`` (spec ``memory/recall``) with a session query index built from the sessions
+  (none when ``sessions`` is null); with ``indexPath`` the index is a file of the case
+  directory, built when it does not exist yet and then opened read-only, or, when
+  ``sessions`` is null, whatever file is there (a ``prepare`` step may put one); capability
+  ``memory.recall``. The factory's ``recall(provider, step, workdir)`` answers it.
 
 Steps may carry ``"at"``: the clock reading for that step. ``params.clock`` is ``{"start",
 "step"}`` (a clock frozen within a step that moves ``step`` ms from one step to the next) or
@@ -176,7 +182,7 @@ def dispatch(provider: Any, call: Mapping[str, Any]) -> Any:
     raise ValueError(f"unknown memory call op {op!r}")
 
 
-def _local(workdir: Path, relative: object) -> Path:
+def case_path(workdir: Path, relative: object) -> Path:
     name = "memory.db" if relative is None else str(relative)
     candidate = Path(name)
     if candidate.is_absolute() or ".." in candidate.parts:
@@ -288,7 +294,7 @@ class _Handles:
 
     def open(self, step: Mapping[str, Any]) -> None:
         self.close()
-        self.path = _local(self.workdir, step.get("path"))
+        self.path = case_path(self.workdir, step.get("path"))
         self.options = dict(step["open"] or {})
         self.primary = self.factory.open(self.path, self.options, self.gate, self.clock,
                                          self.ids)
@@ -303,23 +309,30 @@ class _Handles:
             if call.get("op") == MIGRATE_OP and isinstance(call.get("input"), dict):
                 source = call["input"].get("source")
                 call = {**call, "input": {**call["input"], "source": str(
-                    _local(self.workdir, source)) if isinstance(source, str) else source}}
+                    case_path(self.workdir, source)) if isinstance(source, str) else source}}
             response = self.respond(lambda: dispatch(self.primary, call))
             if call.get("op") == "close":
                 self.primary = None
             return response
         if "tool" in step:
             return self.tool_step(step)
+        if "recall" in step:  # MEM-RCL-*: capability memory.recall
+            recall = getattr(self.factory, "recall", None)
+            if recall is None:
+                raise NotSupported("recall steps need the capability memory.recall")
+            if self.primary is None:
+                raise RuntimeError(f"step {self.step}: a recall with no open provider")
+            return self.respond(lambda: recall(self.primary, step, self.workdir))
         if not self.factory.store_steps:
             raise NotSupported("store steps (prepare, inspect, defaultPath) need a store file")
         if "prepare" in step:
-            target = _local(self.workdir, step.get("path"))
+            target = case_path(self.workdir, step.get("path"))
             spec = dict(step["prepare"])
             if "symlink" in spec:  # to a path of the case directory, never outside it
-                spec["symlink"] = str(_local(self.workdir, spec["symlink"]))
+                spec["symlink"] = str(case_path(self.workdir, spec["symlink"]))
             return self.respond(lambda: prepare_file(target, spec))
         if "inspect" in step:
-            target = _local(self.workdir, step.get("path"))
+            target = case_path(self.workdir, step.get("path"))
             what = step["inspect"]
             if what == "file":
                 return {"ok": True, "result": inspect_file(target)}
@@ -334,7 +347,7 @@ class _Handles:
         tool = getattr(self.factory, "tool", None)
         if tool is None:
             raise NotSupported("tool steps need the read-only MCP tools (memory.mcp)")
-        target = _local(self.workdir, step.get("path"))
+        target = case_path(self.workdir, step.get("path"))
         spec = dict(step["tool"])
         reader = spec.get("reader")
         return self.respond(lambda: tool(target, reader if isinstance(reader, dict) else {},

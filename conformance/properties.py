@@ -21,7 +21,10 @@
 - :func:`invalid_log_check` (:mod:`~dshkit.conformance.properties_invalid`): logs broken on
   purpose are refused at levels invariants and load with the reference's problem (code, seq,
   line), the counterexample naming the requirement that problem cites;
-- :data:`PROPERTIES` lists the five with the capabilities each needs, and
+- :func:`memory_recall_check` (:mod:`~dshkit.conformance.properties_recall`): a recall
+  returns only sessions of its project within its window, bounded snippets, and only text
+  that is on the surface of its session;
+- :data:`PROPERTIES` lists the six with the capabilities each needs, and
   :func:`run_properties` runs them all (what ``dshkit conformance`` does by default).
 
 Every property runs through the kit's interface (:func:`dshkit.conformance.runner.run_case`),
@@ -55,6 +58,8 @@ from .properties_compaction import compaction_boundary_check
 from .properties_invalid import CAPABILITIES as INVALID_CAPABILITIES
 from .properties_invalid import invalid_log_check
 from .properties_projection import projection_budget_check
+from .properties_recall import CAPABILITIES as RECALL_CAPABILITIES
+from .properties_recall import memory_recall_check
 from .strategies import valid_logs
 from .suites.memory import attach, make_approver
 from .vectors import Case, case_from_json
@@ -70,6 +75,7 @@ __all__ = [
     "expectation",
     "invalid_log_check",
     "memory_programs",
+    "memory_recall_check",
     "program_case",
     "projection_budget_check",
     "run_properties",
@@ -392,6 +398,9 @@ PROPERTIES: tuple[Property, ...] = (
     Property("session-invalid", "session-log", INVALID_CAPABILITIES,
              "logs broken on purpose are refused at levels invariants and load with the "
              "reference's problem (code, seq, line)", invalid_log_check),
+    Property("memory-recall", "memory", RECALL_CAPABILITIES,
+             "a recall returns only sessions of the project within the window, bounded "
+             "snippets, and only text on the surface of its session", memory_recall_check),
 )
 
 

@@ -74,6 +74,9 @@ CLI_READS = {"query", "list", "budgets", "audit", "export"}
 CLI_MIGRATES = {"migrate"}
 #: Served read-only to MCP clients; its write proof is tests/test_memory_mcp.py.
 CLI_SERVES = {"serve"}
+#: ``recall``: the query of ``query`` (a read; with --session-id it counts and audits the
+#: recall, MEM-RCL-004) plus a session query index it only reads (MEM-RCL-016).
+CLI_RECALLS = {"recall"}
 #: Every dshkit command (node of the parser tree) with an option that names a database, and
 #: what it does to that database. ``memory import --format`` and ``memory export
 #: --format`` call the functions behind ``adapt import --db`` and ``adapt export``.
@@ -83,6 +86,7 @@ STORE_COMMANDS: dict[tuple[str, ...], str] = {
     **{("memory", op): "read" for op in CLI_READS},
     **{("memory", op): "migrate" for op in CLI_MIGRATES},
     **{("memory", op): "read-only MCP server" for op in CLI_SERVES},
+    **{("memory", op): "query, and reads a session query index" for op in CLI_RECALLS},
     ("memory",): "options of the operations",
     ("adapt", "import"): "gated",  # --db
     ("adapt", "export"): "read",
@@ -236,7 +240,8 @@ def test_every_store_command_is_classified() -> None:
     assert takes_store == set(STORE_COMMANDS), takes_store ^ set(STORE_COMMANDS)
     memory = dict(_commands(build_parser(every=True)))[("memory",)]
     ops = {path[1] for path, _ in _commands(memory, ("memory",)) if len(path) == 2}
-    assert ops == CLI_GATED | CLI_AUDITED_ONLY | CLI_READS | CLI_MIGRATES | CLI_SERVES
+    assert ops == (CLI_GATED | CLI_AUDITED_ONLY | CLI_READS | CLI_MIGRATES | CLI_SERVES
+                   | CLI_RECALLS)
     convert = dict(_commands(build_parser(every=True)))[("convert",)]
     assert not any(a.dest in STORE_OPTIONS for a in convert._actions)  # files only
 

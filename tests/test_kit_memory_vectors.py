@@ -36,9 +36,11 @@ def test_reference_passes(case: Case) -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_model_passes_or_is_not_applicable(case: Case) -> None:
     outcome = run_case(MODEL, case)
-    # the model keeps no store file and serves no MCP tools: it declares neither capability
+    # the model keeps no store file, serves no MCP tools and has no session index: it declares
+    # none of those capabilities
     needs = set(memory.requires(case.to_json()))
-    expected = "not_applicable" if needs & {"memory.store", "memory.mcp"} else "passed"
+    expected = "not_applicable" if needs & {"memory.store", "memory.mcp", "memory.recall"} \
+        else "passed"
     assert outcome.status == expected, f"{case.file}: {outcome.detail}"
 
 

@@ -158,7 +158,7 @@ def test_reference_passes_every_property() -> None:
     results = run_properties(create(), max_examples=12, seed=11)
     assert list(results) == [p.name for p in PROPERTIES] == [
         "memory-model", "session-fold", "projection-budget", "compaction-boundary",
-        "session-invalid"]
+        "session-invalid", "memory-recall"]
     for name, result in results.items():
         assert (result["status"], result["ok"], result["examples_run"]) == ("passed", True, 12), (
             name, result.get("detail"))
@@ -240,7 +240,9 @@ def test_properties_are_gated_by_capabilities_and_declined_operations() -> None:
     assert statuses == {"memory-model": "passed", "session-fold": "not_applicable",
                         "projection-budget": "not_applicable",
                         "compaction-boundary": "not_applicable",
-                        "session-invalid": "not_applicable"}
+                        "session-invalid": "not_applicable",
+                        "memory-recall": "not_applicable"}
+    assert results["memory-recall"]["detail"] == "needs memory.recall"
     assert results["session-fold"]["detail"] == ("needs session-log.core, "
                                                  "session-log.invariants")
     assert results["session-fold"]["examples_run"] == 0
@@ -285,14 +287,14 @@ def test_cli_runs_the_properties_by_default(tmp_path: Path,
                  "--report", str(report)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("seed 9; properties: 4 examples each")
-    assert "properties: 5 passed, 0 failed, 0 errored, 0 not applicable, 0 expected failures" \
+    assert "properties: 6 passed, 0 failed, 0 errored, 0 not applicable, 0 expected failures" \
         in out
     summary = json.loads(report.read_text(encoding="utf-8"))["summary"]
     assert not schemas.errors("conformance/v1/report.json",
                               json.loads(report.read_text(encoding="utf-8")))
     assert {n: r["status"] for n, r in summary["property_tests"].items()} == dict.fromkeys(
         ("memory-model", "session-fold", "projection-budget", "compaction-boundary",
-         "session-invalid"), "passed")
+         "session-invalid", "memory-recall"), "passed")
     assert main(["--case", "goal-dec-*", "--properties", "0"]) == 0
     assert "properties: none run (--properties 0, or none of the selected suites)" in \
         capsys.readouterr().out

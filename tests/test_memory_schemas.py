@@ -38,6 +38,7 @@ FILES: tuple[str, ...] = (
     "proposal.json",
     "query-filter.json",
     "query-result.json",
+    "recall-result.json",
     "remove-input.json",
     "replace-input.json",
     "seed-input.json",
@@ -308,6 +309,25 @@ def _cases() -> Iterator[Case]:
     yield "query-result: missing truncated", qr, {"entries": [], "total": 0}, False
     yield "query-result: negative total", qr, {
         "entries": [], "total": -1, "truncated": False}, False
+
+    rr = "recall-result.json"
+    memory = {"entries": [entry(recallCount=1)], "total": 1, "truncated": False}
+    hit = {"sessionId": "a", "createdAt": 5, "matches": 2, "snippets": ["x\ny", "z\u2026"]}
+    failed = {"code": "SESSION_QUERY_INDEX_FAILED", "message": "no index"}
+    yield "recall-result: with history", rr, {
+        "memory": memory, "history": {"available": True, "sessions": [hit]}}, True
+    yield "recall-result: no index", rr, {
+        "memory": memory, "history": {"available": False, "sessions": []}}, True
+    yield "recall-result: index failed", rr, {
+        "memory": memory, "history": {"available": False, "sessions": [], "error": failed}}, True
+    yield "recall-result: sessions while unavailable", rr, {
+        "memory": memory, "history": {"available": False, "sessions": [hit]}}, False
+    yield "recall-result: error while available", rr, {
+        "memory": memory, "history": {"available": True, "sessions": [], "error": failed}}, False
+    yield "recall-result: session without hits", rr, {
+        "memory": memory, "history": {"available": True, "sessions": [
+            {**hit, "matches": 0, "snippets": []}]}}, False
+    yield "recall-result: missing history", rr, {"memory": memory}, False
 
     yield "budget-row: valid", "budget-row.json", usage(), True
     yield "budget-row: over the limit", "budget-row.json", usage(used=110, limit=100), True

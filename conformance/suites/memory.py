@@ -40,6 +40,8 @@ CAPABILITIES = {
                   "stats, tool errors, visibility and no side effects (tool steps)",
     "memory.migrate-memento": "the migrate_memento call: a dsh-memento SQLite store, built by "
                               "a prepare step, brought into the store (memory/migrate-memento)",
+    "memory.recall": "recall across sessions: a memory query plus snippets of earlier sessions "
+                     "of the same project from a session query index (recall steps)",
 }
 #: The implementer's contract of the operation (``python -m dshkit.conformance.contract``).
 OPERATION_DOCS: dict[str, dict[str, Any]] = {
@@ -52,8 +54,9 @@ OPERATION_DOCS: dict[str, dict[str, Any]] = {
                  "`{\"inspect\": ...}`, `{\"defaultPath\": {\"env\"}}`; with "
                  "`memory.migrate-memento` the call op `migrate_memento` (input `{\"source\"}`, "
                  "a path of the case directory); with `memory.mcp` `{\"tool\": {\"name\", "
-                 "\"arguments\"?, \"reader\"?}, \"path\"?}`; a step may carry `\"at\"`, the "
-                 "clock reading for that step.",
+                 "\"arguments\"?, \"reader\"?}, \"path\"?}`; with `memory.recall` `{\"recall\": "
+                 "request, \"sessions\": [{header, events}] | null, \"indexPath\"?}`; a step may "
+                 "carry `\"at\"`, the clock reading for that step.",
         "params": {
             "clock": {"default_text": f"`{json.dumps(DEFAULT_CLOCK)}`",
                       "description": "`{start, step}`: a clock frozen within a step, moving "
@@ -84,6 +87,8 @@ def requires(case: JsonObject) -> list[str]:
         needed.append("memory.mcp")
     if any(isinstance(s.get("call"), dict) and s["call"].get("op") == MIGRATE_OP for s in steps):
         needed.append("memory.migrate-memento")
+    if any("recall" in s for s in steps):
+        needed.append("memory.recall")
     return needed
 
 

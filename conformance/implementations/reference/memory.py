@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from dshkit.conformance.interface import Approver, JsonObject
-from dshkit.conformance.memory_driver import Gate, exact_environment, run_memory_case
+from dshkit.conformance.memory_driver import Gate, case_path, exact_environment, run_memory_case
 from dshkit.conformance.suites.memory import PATH_VARIABLES
 from dshkit.reference.memory import MemoryProtocolError, open_provider
 from dshkit.reference.memory import store as _store
 from dshkit.reference.memory.mcp_tools import Reader, call_tool
 from dshkit.reference.memory.readonly import read_store
+from dshkit.reference.memory.recall import IndexSource, recall
+from dshkit.reference.memory.recall_index import open_readonly
+from dshkit.reference.query import IndexStore, index_sessions, open_index, session_of_events
 
 
 class ReferenceFactory:
@@ -38,6 +41,30 @@ class ReferenceFactory:
         read-only view as ``dshkit memory serve``; the SDK is not needed."""
         session = Reader.of(reader.get("cwd"), reader.get("agentPreset"))
         return read_store(path, lambda store: call_tool(store, session, name, arguments))
+
+    def recall(self, provider: Any, step: JsonObject, workdir: Path) -> Any:
+        """A ``recall`` step (capability ``memory.recall``)."""
+        return recall(provider, step["recall"], _index(step, workdir))
+
+
+def _build(sessions: list[JsonObject], path: str) -> IndexStore:
+    store = open_index(path, "delete")
+    index_sessions(store, (session_of_events(s["header"]["id"], s["events"], s["header"])
+                           for s in sessions))
+    return store
+
+
+def _index(step: JsonObject, workdir: Path) -> IndexSource:
+    """The session query index of a recall step: in memory, or a file of the case directory
+    built once and then opened read-only."""
+    sessions = step.get("sessions")
+    relative = step.get("indexPath")
+    if relative is None:
+        return None if sessions is None else _build(list(sessions), ":memory:")
+    path = case_path(workdir, relative)
+    if sessions is not None and not path.exists():
+        _build(list(sessions), str(path)).close()
+    return lambda: open_readonly(path)
 
 
 def run(operation: str, input: JsonObject, params: JsonObject,

@@ -17,6 +17,7 @@ from dshkit.reference.projection import SurfaceSnapshot, notice, project, tag_sa
 from dshkit.reference.projection.projection import ProjectedItem
 
 from . import compaction, session_log
+from .recall_statement import recall_check
 
 __all__ = ["plan_check", "retention_check", "statement"]
 
@@ -172,4 +173,6 @@ def statement(property: str, request: JsonObject) -> Check | None:
         return retention_check(request)  # type: ignore[no-any-return]
     if property == "compaction-boundary":
         return plan_check(request["events"])  # type: ignore[no-any-return]
+    if property == "memory-recall":
+        return recall_check(request)
     return None

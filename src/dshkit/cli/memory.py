@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters import FORMATS
-from . import adapt, exits, memory_migrate, memory_proposals, store_guard
+from . import adapt, exits, memory_migrate, memory_proposals, memory_recall, store_guard
 from .atomic import write_atomic
 from .new_store import NewStore
 from .options import DEFAULT_SESSION_ID, add_db, add_json, add_write_context, output_path
@@ -87,6 +87,8 @@ def configure(memory: argparse.ArgumentParser) -> None:
     query.add_argument("--agent-key", metavar="KEY", help="only entries of this agent key and "
                        "shared ones (dsh-memento's agentKey); with --session-id the query is a "
                        "recall of that session")
+    memory_recall.configure(add_op("recall", help="memory plus snippets of earlier sessions "
+                                   "of this project (--sessions)"))
     add_op("list", help="every entry")
     add_op("budgets", help="usage and limits")
     audit = add_op("audit", help="the audit ledger, newest first (oldest first with --after "
@@ -211,6 +213,8 @@ def _run(provider: Any, args: argparse.Namespace, value: Any) -> Any:
         opts = {k: v for k, v in (("sessionId", args.session_id),
                                   ("agentKey", args.agent_key)) if v is not None}
         return provider.query(filt, opts)
+    if op == "recall":
+        return memory_recall.call(provider, args, args.recall_index)
     if op == "list":
         return provider.list_entries()
     if op == "budgets":
@@ -293,6 +297,8 @@ def _human(op: str, result: Any) -> str:
         lines = [f"{e['id']} {e['track']}/{e['scope']}: {e['text']}" for e in result["entries"]]
         lines.append(f"({len(result['entries'])} of {result['total']})")
         return "\n".join(lines)
+    if op == "recall":
+        return memory_recall.render(result)
     if op == "audit":
         return "\n".join(f"{r['seq']} {r['action']} {r['track']}/{r['scope']} {r['outcome']}: "
                          f"{r['text']}" for r in result) or "no audit rows"
@@ -373,10 +379,11 @@ def _run_checked(args: argparse.Namespace, out: Reporter) -> int:
     from ..reference.memory.store import default_path
 
     _check_flags(args)
-    if args.session_id is None and args.op != "query":
+    if args.session_id is None and args.op not in ("query", "recall"):
         args.session_id = DEFAULT_SESSION_ID
     path = Path(args.db) if args.db is not None else default_path()
     _guard_store(args, path)
+    args.recall_index = memory_recall.index_source(args, out) if args.op == "recall" else None
     if args.op == "serve":
         from .memory_serve import serve
 
