@@ -216,6 +216,11 @@ def _proposal_conflicts(store: Store, records: tuple[dict[str, Any], ...]) -> tu
     return conflicts, new
 
 
+def to_write(store: Store, mapped: Plan) -> list[Entry]:
+    """The planned entries whose id is not stored yet: those a migration adds."""
+    return [e for e in mapped.entries if store.entry(e["id"]) is None]
+
+
 def migrate_memento(provider: Provider, source: str | Path | MementoImage,
                     write: Any) -> dict[str, Any]:
     """MEM-MIG-001..010: read the source (a path, or an image read before), map it, and write

@@ -29,8 +29,11 @@ def read_source(args: argparse.Namespace) -> Any:
 
 
 def run(provider: Any, image: Any, write: dict[str, Any]) -> dict[str, Any]:
-    from ..reference.memory.migrate import migrate_memento
+    from ..reference.memory.migrate import migrate_memento, plan, to_write
+    from .approval import show_stored
 
+    # The prompt shows the entries as they will be stored, each with its own keys.
+    show_stored(provider.gate, to_write(provider.store, plan(image)))
     result: dict[str, Any] = migrate_memento(provider, image, write)
     return result
 
