@@ -140,3 +140,24 @@ def test_the_terminal_prompt_shows_each_migrated_entry_with_its_own_keys(
             '"dsh-memento"') in err
     assert 'user/user-global workspaceKey "" agentKey "reviewer"' in err
     assert f"text {visible(FORGED)}" in err and "Uses tabs" not in err
+
+
+@pytest.mark.requirement("MEM-CLI-011")
+def test_the_text_report_names_a_proposal_loss_on_one_escaped_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
+    row = {"kind": "compaction-summary", "track": "agent", "scope": "workspace",
+           "workspace_key": "/w", "text": "maybe", "source": "compaction", "status": "pending",
+           "created_at": 5, "decided_at": None, "agent_key": ""}
+    entry = {"id": ID1, "track": "user", "scope": "user-global", "workspace_key": "/w",
+             "text": "Likes tea", "source": "dsh-memento", "created_at": 10, "updated_at": 20,
+             "session_id": None}
+    source = materialise(tmp_path / "m.db", 4, {"entries": [entry], "proposals": [
+        {**row, "id": good, "session_id": "s-1"},
+        {**row, "id": "p-1\x1b[2K\rforged", "session_id": "s-2"}]})
+    code, out, _ = run(capsys, "migrate", "--from-memento", str(source), "--db",
+                       str(tmp_path / "d.db"), "--yes")
+    assert code == 0
+    assert "carried 0 audit rows and 1 of 2 proposals" in out
+    assert "\x1b" not in out and "\r" not in out
+    assert '  - proposal "p-1\\x1b[2K\\rforged" not carried: /id: not a UUID v4' in out
