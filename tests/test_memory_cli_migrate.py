@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -93,3 +94,70 @@ def test_plain_migrate_still_refuses_a_missing_store(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "migrate", "--db", str(tmp_path / "memory.db"), "--json")
     assert status == 2 and json.loads(out)["error"]["code"] == "STORE_MISSING"
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+FORGED = "Likes tea\nApprove? [y/N] y\n\r\x9b2Kmemory seed 0 entries\u2028\x85\u202e"
+
+
+@pytest.mark.requirement("MEM-CLI-011")
+def test_the_terminal_prompt_shows_each_migrated_entry_with_its_own_keys(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """TOOL-CLI-013 for a migration: what is written, not the session's keys; no spoofing."""
+    from dshkit.reference.memory.text import visible
+
+    id2, id3 = "22222222-2222-4222-9222-222222222222", "33333333-3333-4333-a333-333333333333"
+    base = {"source": "dsh-memento", "created_at": 10, "updated_at": 20, "session_id": None,
+            "agent_key": "Reviewer", "last_recalled": None, "recall_count": 0, "tags": "[]",
+            "version": 1}
+    entries = [
+        {**base, "id": ID1, "track": "user", "scope": "user-global", "workspace_key": "/w",
+         "text": "Likes tea"},
+        {**base, "id": id2, "track": "agent", "scope": "workspace",
+         "workspace_key": "/srv/other-project/", "text": FORGED},
+        {**base, "id": id3, "track": "agent", "scope": "workspace",
+         "workspace_key": "/srv/other-project", "text": "Uses tabs"}]
+    source = materialise(tmp_path / "m.db", 4, {"entries": entries})
+    dest = tmp_path / "dest.db"
+    # one entry already stored: it is skipped, so the prompt must not show it
+    assert run(capsys, "migrate", "--from-memento",
+               str(materialise(tmp_path / "one.db", 4, {"entries": [entries[2]]})),
+               "--db", str(dest), "--yes")[0] == 0
+    monkeypatch.setattr("sys.stdin", _Tty("y\n"))
+    code, _, err = run(capsys, "migrate", "--from-memento", str(source), "--db", str(dest))
+    assert code == 0
+    assert not any(ch in err for ch in ("\r", "\x9b", "\u202e", "\u2028", "\x85")), repr(err)
+    lines = err.split("\n")
+    assert [x for x in lines if x.startswith("Approve?")] == ["Approve? [y/N] "] == lines[-1:]
+    assert err.count("\n") == 6, err  # title, buckets, two lines per written entry, last line
+    assert "2 entries by bucket: agent/workspace 1, user/user-global 1" in err
+    assert ('agent/workspace workspaceKey "/srv/other-project" agentKey "reviewer" source '
+            '"dsh-memento"') in err
+    assert 'user/user-global workspaceKey "" agentKey "reviewer"' in err
+    assert f"text {visible(FORGED)}" in err and "Uses tabs" not in err
+
+
+@pytest.mark.requirement("MEM-CLI-011")
+def test_the_text_report_names_a_proposal_loss_on_one_escaped_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
+    row = {"kind": "compaction-summary", "track": "agent", "scope": "workspace",
+           "workspace_key": "/w", "text": "maybe", "source": "compaction", "status": "pending",
+           "created_at": 5, "decided_at": None, "agent_key": ""}
+    entry = {"id": ID1, "track": "user", "scope": "user-global", "workspace_key": "/w",
+             "text": "Likes tea", "source": "dsh-memento", "created_at": 10, "updated_at": 20,
+             "session_id": None}
+    source = materialise(tmp_path / "m.db", 4, {"entries": [entry], "proposals": [
+        {**row, "id": good, "session_id": "s-1"},
+        {**row, "id": "p-1\x1b[2K\rforged", "session_id": "s-2"}]})
+    code, out, _ = run(capsys, "migrate", "--from-memento", str(source), "--db",
+                       str(tmp_path / "d.db"), "--yes")
+    assert code == 0
+    assert "carried 0 audit rows and 1 of 2 proposals" in out
+    assert "\x1b" not in out and "\r" not in out
+    assert '  - proposal "p-1\\x1b[2K\\rforged" not carried: /id: not a UUID v4' in out

@@ -26,6 +26,7 @@ from dshkit.reference.memory.migrate import migrate_memento
 
 ID1 = "11111111-1111-4111-8111-111111111111"
 ID2 = "22222222-2222-4222-9222-222222222222"
+P1 = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
 
 
 def _entry(entry_id: str, version: int, **over: Any) -> Json:
@@ -48,7 +49,7 @@ def _audit(action: str, ts: int = 1000, **over: Any) -> Json:
 
 
 def _proposal(version: int) -> Json:
-    row: Json = {"id": "p-1", "kind": "compaction", "track": "agent", "scope": "workspace",
+    row: Json = {"id": P1, "kind": "compaction", "track": "agent", "scope": "workspace",
                  "workspace_key": "/home/ana/shop", "text": "maybe remember this",
                  "source": "compaction", "session_id": "s-1", "status": "pending",
                  "created_at": 1500, "decided_at": None}
@@ -131,40 +132,29 @@ def test_the_ledger_is_carried_and_unknown_actions_reported(tmp_path: Path) -> N
         report = migrate_memento(provider, source, WRITE)
         rows = ledger(provider)
         entries = provider.list_entries()
-    assert [r["action"] for r in rows] == ["add", "snapshot", "seed", "add"]
-    assert [r["ts"] for r in rows[:2]] == [900, 970]
+    assert [r["action"] for r in rows] == ["add", "proposal", "snapshot", "seed", "add"]
+    assert [r["ts"] for r in rows[:3]] == [900, 950, 970]
     assert rows[0]["entry"] is None and rows[0]["entryId"] == ID1
-    assert report["ledgerRows"] == 2
-    dropped = next(x for x in report["losses"] if x.get("action") == "proposal")
+    assert report["ledgerRows"] == 3
+    dropped = next(x for x in report["losses"] if x.get("action") == "settings-rejected")
     assert (dropped["kind"], dropped["rows"]) == ("audit-action", 1)
-    assert any(x.get("action") == "settings-rejected" for x in report["losses"])
+    assert not any(x.get("action") == "proposal" for x in report["losses"])
     # MEM-AUD-005 holds from the migration's own seed row on
     start = next(i for i, r in enumerate(rows) if r["action"] == "seed")
     assert replay(rows[start:]) == entries
 
 
-def test_proposals_are_read_and_reported_not_carried(tmp_path: Path) -> None:
-    """MEM-MIG-007."""
+def test_proposals_are_read_and_carried(tmp_path: Path) -> None:
+    """MEM-MIG-007 (more in test_memory_migrate_memento_proposals.py)."""
     source = _source(tmp_path, 3)
     assert read_memento_store(source).proposals[0]["agent_key"] == "coder"
     with open_store(tmp_path / "dest.db") as provider:
         report = migrate_memento(provider, source, WRITE)
-    assert report["proposals"] == {"read": 1, "carried": 0}
-    loss = next(x for x in report["losses"] if x["kind"] == "proposals")
-    assert loss["ids"] == ["p-1"]
-
-
-def test_a_proposal_writer_is_called_inside_the_transaction(tmp_path: Path) -> None:
-    """MEM-MIG-007."""
-    source = _source(tmp_path, 4)
-    seen: list[Json] = []
-    with open_store(tmp_path / "dest.db") as provider:
-        report = migrate_memento(provider, source, WRITE,
-                                 proposals=lambda store, rows: seen.extend(rows))
+        [stored] = provider.proposals()
     assert report["proposals"] == {"read": 1, "carried": 1}
-    assert seen[0]["id"] == "p-1" and seen[0]["agentKey"] == "coder"
-    assert seen[0]["workspaceKey"] == "/home/ana/shop" and seen[0]["decidedAt"] is None
-    assert not any(x["kind"] == "proposals" for x in report["losses"])
+    assert not any(x["kind"] in ("proposal", "proposals") for x in report["losses"])
+    assert (stored["id"], stored["agentKey"], stored["workspaceKey"]) == (
+        P1, "coder", "/home/ana/shop")
 
 
 def test_a_newer_store_is_refused_with_found_and_supported(tmp_path: Path) -> None:
@@ -261,16 +251,20 @@ def test_a_denied_migration_changes_nothing_but_its_row(tmp_path: Path) -> None:
         assert [r["action"] for r in ledger(provider)] == ["seed-denied"]
 
 
-def test_a_failure_inside_the_transaction_rolls_everything_back(tmp_path: Path) -> None:
+def test_a_failure_inside_the_transaction_rolls_everything_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """MEM-MIG-010."""
+    from dshkit.reference.memory import proposals as pro
+
     source = _source(tmp_path, 4)
 
-    def broken(store: Any, rows: list[Json]) -> None:
+    def broken(store: Any, rows: Any) -> list[Json]:
         raise sqlite3.OperationalError("disk I/O error")
 
+    monkeypatch.setattr(pro, "import_records", broken)
     with open_store(tmp_path / "dest.db") as provider:
         with pytest.raises(sqlite3.OperationalError):
-            migrate_memento(provider, source, WRITE, proposals=broken)
+            migrate_memento(provider, source, WRITE)
         assert provider.list_entries() == [] and ledger(provider) == []
 
 
@@ -279,13 +273,14 @@ def test_reports_and_refusals_follow_their_schemas(tmp_path: Path) -> None:
     from dshkit import schemas
 
     rows = {"entries": [_entry(ID1, 4), _entry(ID2, 4, source="")],
-            "audit": [_audit("add"), _audit("proposal")], "proposals": [_proposal(4)]}
+            "audit": [_audit("add"), _audit("proposal"), _audit("settings-rejected")],
+            "proposals": [_proposal(4), {**_proposal(4), "id": "p-2", "session_id": "s-2"}]}
     source = materialise(tmp_path / "m.db", 4, rows, extra=(
         "ALTER TABLE audit ADD COLUMN note TEXT", "INSERT INTO meta VALUES ('owner', 'x')"))
     with open_store(tmp_path / "dest.db") as provider:
         report = migrate_memento(provider, source, WRITE)
         assert {x["kind"] for x in report["losses"]} == {
-            "unknown-column", "meta", "entry", "audit-action", "proposals"}
+            "unknown-column", "meta", "entry", "audit-action", "proposal"}
         assert schemas.errors("memory/v1/migrate-report.json", report) == []
         again = migrate_memento(provider, source, WRITE)
         assert schemas.errors("memory/v1/migrate-report.json", again) == []

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memory_support import WRITE, open_store
+from memory_support import WRITE, ledger, open_store
 
 from dshkit.conformance.memento_fixture import materialise
 from dshkit.reference.memory.migrate import migrate_memento
@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parents[1]
 HARNESS = REPO / "harnesses" / "dsh-memento"
 VECTORS = REPO / "conformance" / "vectors" / "memory" / "migrate-memento.json"
 
-# A real store: one entry (then recalled once), its add row, a pending proposal; prints the
-# rows of every table as JSON.
+# A real store: one entry (then recalled once), its add row, a pending proposal and the
+# proposal row index.mjs (handleSessionEvent) appends with it.
 _SCRIPT = r"""
 const [memento, db, mode] = process.argv.slice(2)
 const { openMemoryStore } = await import(memento + '/lib/store.mjs')
@@ -39,9 +39,11 @@ if (mode === 'fill') {
     source: 'dsh-memento', sessionId: 's-1'})
   s.auditAppend({action: 'add', track: 'agent', scope: 'workspace', entryId: e.id,
     text: e.text, outcome: 'allowed-once', source: 'dsh-memento', sessionId: 's-1'})
-  s.proposalUpsert({kind: 'compaction', track: 'agent', scope: 'workspace',
+  const p = s.proposalUpsert({kind: 'compaction', track: 'agent', scope: 'workspace',
     workspaceKey: '/home/ana/shop', agentKey: 'coder', text: 'maybe', source: 'compaction',
     sessionId: 's-1'})
+  s.auditAppend({action: 'proposal', track: 'agent', scope: 'workspace', entryId: p.id,
+    text: 'maybe', outcome: 'pending', source: 'compaction', sessionId: 's-1'})
   s.queryEntries({text: 'cents'})
 }
 s.close()
@@ -136,14 +138,25 @@ def test_a_real_store_migrates_and_stays_unchanged(tmp_path: Path) -> None:
     with open_store(tmp_path / "dest.db") as provider:
         report = migrate_memento(provider, real, WRITE)
         [entry] = provider.list_entries()
+        [proposal] = provider.proposals()
+        carried = ledger(provider)[:2]
     assert (real.read_bytes(), real.stat().st_mtime_ns, sorted(os.listdir(real.parent))) == \
         before
-    assert report["added"] == 1 and report["ledgerRows"] == 1 and report["sourceVersion"] == 4
+    assert report["added"] == 1 and report["ledgerRows"] == 2 and report["sourceVersion"] == 4
     source = rows["entries"][0]
     assert entry["id"] == source["id"] and entry["agentKey"] == "coder"
     assert entry["tags"] == ["domain"] and entry["recallCount"] == 1
     assert entry["lastRecalled"] == source["last_recalled"]
-    assert report["proposals"] == {"read": 1, "carried": 0}
+    assert report["proposals"] == {"read": 1, "carried": 1} and report["losses"] == []
+    theirs = rows["proposals"][0]
+    assert proposal == {
+        "id": theirs["id"], "kind": "compaction", "track": "agent", "scope": "workspace",
+        "workspaceKey": "/home/ana/shop", "agentKey": "coder", "text": "maybe",
+        "source": "compaction", "sessionId": "s-1", "status": "pending",
+        "createdAt": theirs["created_at"], "decidedAt": None, "entryId": None}
+    # dsh-memento's proposal row is dshkit's (MEM-PRO-008): the proposal id in entryId
+    assert [(r["action"], r["entryId"], r["outcome"]) for r in carried] == [
+        ("add", entry["id"], "allowed-once"), ("proposal", theirs["id"], "pending")]
 
 
 def test_the_vector_rows_are_those_of_a_real_store(tmp_path: Path) -> None:
@@ -153,7 +166,7 @@ def test_the_vector_rows_are_those_of_a_real_store(tmp_path: Path) -> None:
     _run(real, "fill")
     rows = _rows(real)
     case = next(c for c in json.loads(VECTORS.read_text(encoding="utf-8"))["cases"]
-                if c["id"] == "mem-mig-real-v4")
+                if c["id"] == "mem-mig-real-v4-proposals")
     tables = case["input"]["steps"][0]["prepare"]["memento"]["tables"]
     generated = {"id", "entry_id", "created_at", "updated_at", "last_recalled", "ts"}
     for table in ("entries", "audit", "proposals"):

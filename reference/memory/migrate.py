@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..text import units
 from . import approval
+from . import proposals as pro
 from .errors import MemoryProtocolError
 from .inputs import BUCKETS, check_source, check_text, normalise_tags
 from .keys import agent_key, workspace_key
@@ -23,15 +25,13 @@ from .provider import Provider, _restore_additions, _same_content
 from .store import Store
 
 Entry = dict[str, Any]
-#: One call that writes proposal records into the destination store, inside the migration's
-#: transaction; None while the store has no proposals table (MEM-MIG-007).
-ProposalWriter = Callable[[Store, list[dict[str, Any]]], None]
 
-#: MEM-MIG-006: the dsh-memento audit actions that are also dshkit actions (MEM-AUD-001).
+#: MEM-MIG-006: the dsh-memento audit actions that are also dshkit actions (MEM-AUD-001);
+#: dsh-memento's ``proposal`` row has the shape of dshkit's (MEM-PRO-008).
 CARRIED_ACTIONS = frozenset((
     "add", "replace", "remove", "consolidate-remove", "consolidate-add", "seed", "add-denied",
     "replace-denied", "remove-denied", "consolidate-denied", "seed-denied", "recalled",
-    "snapshot"))
+    "snapshot", "proposal", "proposal-approved", "proposal-dismissed"))
 _UUID4 = re.compile(
     r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$")
 _TRACKS = {b[0] for b in BUCKETS}
@@ -80,8 +80,19 @@ def plan(image: MementoImage) -> Plan:
     losses += [{"kind": "audit-action", "action": action, "rows": count,
                 "reason": "dshkit has no audit action of this name (MEM-AUD-001)"}
                for action, count in sorted(dropped.items())]
-    proposals = tuple(_proposal(row) for row in image.proposals)
-    return Plan(image.version, tuple(entries), tuple(ledger), proposals, tuple(losses))
+    proposals: list[dict[str, Any]] = []
+    seen_proposals: set[str] = set()
+    for row in image.proposals:
+        record, loss = _proposal(row, image.version)
+        if loss is None and record["id"] in seen_proposals:
+            loss = _proposal_loss(row, "/id", "the same id, in another case, as an earlier "
+                                              "proposal")
+        if loss is not None:
+            losses.append(loss)
+        else:
+            seen_proposals.add(record["id"])
+            proposals.append(record)
+    return Plan(image.version, tuple(entries), tuple(ledger), tuple(proposals), tuple(losses))
 
 
 def _entry_loss(row: dict[str, Any], field: str, reason: str) -> dict[str, Any]:
@@ -147,16 +158,71 @@ def _audit(row: dict[str, Any]) -> dict[str, Any]:
             "entry": None, "entryIds": None}
 
 
-def _proposal(row: dict[str, Any]) -> dict[str, Any]:
-    return {"id": row["id"], "kind": row["kind"], "track": row["track"], "scope": row["scope"],
-            "workspaceKey": row["workspace_key"], "agentKey": row.get("agent_key", ""),
-            "text": row["text"], "source": row["source"], "sessionId": row["session_id"],
-            "status": row["status"], "createdAt": row["created_at"],
-            "decidedAt": row["decided_at"]}
+def _proposal_loss(row: dict[str, Any], field: str, reason: str) -> dict[str, Any]:
+    return {"kind": "proposal", "id": row.get("id"), "field": field, "reason": reason}
 
 
-def migrate_memento(provider: Provider, source: str | Path | MementoImage, write: Any, *,
-                    proposals: ProposalWriter | None = None) -> dict[str, Any]:
+def _proposal(row: dict[str, Any], version: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """MEM-MIG-007: one source proposal as the record ``proposals.import_records`` takes, keys
+    normalised as an entry's (MEM-MIG-004), or the reason it cannot be carried."""
+    proposal_id = row["id"]
+    if not isinstance(proposal_id, str) or not _UUID4.match(proposal_id):
+        return {}, _proposal_loss(row, "/id", "not a UUID v4")
+    if row["track"] not in _TRACKS or row["scope"] not in _SCOPES:
+        return {}, _proposal_loss(row, "/track", "not a dshkit bucket")
+    kind = row["kind"]
+    if not isinstance(kind, str) or not pro.KIND.match(kind):
+        return {}, _proposal_loss(row, "/kind", "not 1 to 64 characters a-z, 0-9 and '-'")
+    scope = row["scope"]
+    record = {"id": proposal_id.lower(), "kind": kind, "track": row["track"], "scope": scope,
+              "workspaceKey": "" if scope == "user-global"
+              else workspace_key(row["workspace_key"]),
+              "agentKey": agent_key(row.get("agent_key", "") if version >= 3 else ""),
+              "text": row["text"], "source": row["source"], "sessionId": row["session_id"],
+              "status": row["status"], "createdAt": row["created_at"],
+              "decidedAt": row["decided_at"]}
+    checks: list[tuple[str, Callable[[], Any]]] = [
+        ("/text", lambda: check_text(record["text"], "/text")),
+        ("/source", lambda: check_source(record["source"], "/source")),
+        ("/", lambda: pro.check_record(record, "")),
+    ]
+    for field, check in checks:
+        try:
+            check()
+        except MemoryProtocolError as exc:
+            where = str(exc.details.get("field", field)) if field == "/" else field
+            return {}, _proposal_loss(row, where, str(exc.details.get("reason", exc.message)))
+    if units(record["text"]) > pro.MAX_PROPOSAL_UNITS:
+        return {}, _proposal_loss(row, "/text", f"longer than {pro.MAX_PROPOSAL_UNITS} units")
+    return record, None
+
+
+def _proposal_conflicts(store: Store, records: tuple[dict[str, Any], ...]) -> tuple[
+        list[str], list[dict[str, Any]]]:
+    """MEM-MIG-003/007 for proposals: the ids that conflict with a stored proposal (same id,
+    or same (sessionId, kind), other content), and the records not stored yet."""
+    conflicts: list[str] = []
+    new: list[dict[str, Any]] = []
+    for record in records:
+        stored = pro.get(store, record["id"])
+        if stored is not None:
+            if stored != pro.check_record(record, ""):
+                conflicts.append(record["id"])
+        elif record["sessionId"] is not None \
+                and pro.by_key(store, record["sessionId"], record["kind"]) is not None:
+            conflicts.append(record["id"])
+        else:
+            new.append(record)
+    return conflicts, new
+
+
+def to_write(store: Store, mapped: Plan) -> list[Entry]:
+    """The planned entries whose id is not stored yet: those a migration adds."""
+    return [e for e in mapped.entries if store.entry(e["id"]) is None]
+
+
+def migrate_memento(provider: Provider, source: str | Path | MementoImage,
+                    write: Any) -> dict[str, Any]:
     """MEM-MIG-001..010: read the source (a path, or an image read before), map it, and write
     it into ``provider``'s store under one approval and in one transaction; returns the
     migration report."""
@@ -168,11 +234,13 @@ def migrate_memento(provider: Provider, source: str | Path | MementoImage, write
     stored = {e["id"]: store.entry(e["id"]) for e in mapped.entries}
     conflicts = [e["id"] for e in mapped.entries
                  if (old := stored[e["id"]]) is not None and not _same_content(old, e)]
-    if conflicts:
+    proposal_conflicts, new_proposals = _proposal_conflicts(store, mapped.proposals)
+    if conflicts or proposal_conflicts:
+        ids = conflicts + proposal_conflicts
         raise MemoryProtocolError(
-            "IMPORT_CONFLICT", f"{len(conflicts)} entries of the dsh-memento store have the id "
-            f"of a stored entry with other content (first {conflicts[0]}); nothing was changed",
-            {"ids": conflicts})
+            "IMPORT_CONFLICT", f"{len(ids)} entries or proposals of the dsh-memento store have "
+            f"the id of a stored one with other content (first {ids[0]}); nothing was changed",
+            {"ids": ids})
     skipped = [e["id"] for e in mapped.entries if stored[e["id"]] is not None]
     writes = [e for e in mapped.entries if stored[e["id"]] is None]
     losses = list(mapped.losses)
@@ -182,16 +250,17 @@ def migrate_memento(provider: Provider, source: str | Path | MementoImage, write
         losses.append({"kind": "ledger", "rows": len(mapped.ledger), "reason": (
             "the destination's ledger is not empty" if not ledger_empty
             else "no entry was written")})
-    if mapped.proposals and (proposals is None or not writes):
-        losses.append({"kind": "proposals", "ids": [p["id"] for p in mapped.proposals],
-                       "reason": "this dshkit store has no proposals table" if proposals is None
-                       else "no entry was written"})
     report = {"source": image.path, "sourceVersion": image.version, "added": 0,
               "skipped": skipped, "ledgerRows": 0,
-              "proposals": {"read": len(mapped.proposals), "carried": 0},
+              "proposals": {"read": len(image.proposals), "carried": 0},
               "losses": losses}
     if not writes:
-        return report
+        if not new_proposals:
+            return report
+        # Proposals change no entry and are not gated (MEM-PRO-002): no approval, no row.
+        with store.transaction():
+            carried = pro.import_records(store, mapped.proposals)
+        return {**report, "proposals": {"read": len(image.proposals), "carried": len(carried)}}
     additions = _restore_additions(writes, [])
     provider._check_budget(additions)
     buckets = {(e["track"], e["scope"]) for e in writes}
@@ -226,13 +295,10 @@ def migrate_memento(provider: Provider, source: str | Path | MementoImage, write
         for entry in writes:
             store.insert(entry)
             provider._audit("add", ctx, entry=entry, outcome=decision.label, ts=now)
-        carried = 0
-        if proposals is not None and mapped.proposals:
-            proposals(store, list(mapped.proposals))
-            carried = len(mapped.proposals)
+        # A proposal stored meanwhile with other content is an IMPORT_CONFLICT here too.
+        carried = pro.import_records(store, mapped.proposals)
         return {**report, "added": len(writes),
                 "ledgerRows": len(mapped.ledger) if carry_ledger else 0,
-                "proposals": {"read": len(mapped.proposals), "carried": carried}}
+                "proposals": {"read": len(image.proposals), "carried": len(carried)}}
 
     return provider._commit("seed", ctx, payload, decision, apply, None)
-

@@ -31,6 +31,8 @@ DEFAULT_LIST_LIMIT = 100
 MAX_LIST_LIMIT = 1000
 PROPOSE_KEYS = {"kind", "track", "scope", "text", "source", "workspaceKey", "agentKey"}
 _KIND = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+#: MEM-PRO-001: the form of a proposal's ``kind``.
+KIND = _KIND
 #: camelCase member ← column, in column order.
 MEMBERS = ("id", "kind", "track", "scope", "workspaceKey", "agentKey", "text", "source",
            "sessionId", "status", "createdAt", "decidedAt", "entryId")
@@ -192,6 +194,12 @@ def _conflict(proposal_id: str) -> MemoryProtocolError:
         "IMPORT_CONFLICT", f"proposal {proposal_id} conflicts with a stored proposal of the "
         "same id, or of the same session and kind, and other content; nothing was changed",
         {"ids": [proposal_id]})
+
+
+def check_record(record: Any, base: str) -> Proposal:
+    """The stored form of one record of :func:`import_records`, or INVALID_INPUT
+    (field ``<base>/<member>``); reads nothing."""
+    return _imported(record, base)
 
 
 def _imported(record: Any, base: str) -> Proposal:

@@ -3,9 +3,10 @@ person at the terminal. Without a terminal the answer is ``unavailable`` (fail c
 ``--yes`` was given.
 
 Every approval path (``memory add``/``replace``/``consolidate``/``remove``, ``seed``,
-``import``, ``import --format``) renders its prompt here (TOOL-CLI-013): each entry the write
-adds with its track, scope, workspaceKey, agentKey and source, derived by the same function the
-provider uses, and every text as one escaped line, so that a carriage return, a C1 control or a
+``import``, ``import --format``, ``migrate --from-memento``) renders its prompt here
+(TOOL-CLI-013): each entry the write adds with its track, scope, workspaceKey, agentKey and
+source, derived by the same function the provider uses (a migration's as they will be stored),
+and every text as one escaped line, so that a carriage return, a C1 control or a
 bidi override cannot make the terminal show one text while another is written.
 """
 
@@ -53,11 +54,33 @@ def _entry_lines(entries: Sequence[Any], write: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _stored_lines(stored: Sequence[dict[str, Any]]) -> list[str]:
+    """Entries given in their stored form (a migration's): the count per bucket, then each
+    entry with its own keys, which are not the session's."""
+    counts: dict[str, int] = {}
+    for entry in stored:
+        bucket = f"{visible(str(entry['track']))[1:-1]}/{visible(str(entry['scope']))[1:-1]}"
+        counts[bucket] = counts.get(bucket, 0) + 1
+    lines = [f"  {len(stored)} entries by bucket: "
+             + ", ".join(f"{bucket} {n}" for bucket, n in sorted(counts.items()))]
+    for index, entry in enumerate(stored, 1):
+        lines.append(f"  {index}. {visible(str(entry['track']))[1:-1]}/"
+                     f"{visible(str(entry['scope']))[1:-1]} workspaceKey "
+                     f"{visible(str(entry['workspaceKey']))} agentKey "
+                     f"{visible(str(entry['agentKey']))} source {visible(str(entry['source']))}")
+        lines.append(f"     text {visible(str(entry['text']))}")
+    return lines
+
+
 def render(payload: dict[str, Any], write: dict[str, Any],
-           entries: Sequence[Any] | None = None) -> str:
+           entries: Sequence[Any] | None = None,
+           stored: Sequence[dict[str, Any]] | None = None) -> str:
     """The prompt for one write: the title, each new entry and where it lands, and, for writes
-    that change existing entries, the payload text; every text escaped (TOOL-CLI-013)."""
+    that change existing entries, the payload text; every text escaped (TOOL-CLI-013).
+    ``stored``: entries already in stored form, with their own keys (a migration's)."""
     lines = [_title(payload) + ":"]
+    if stored:
+        return "\n".join(lines + _stored_lines(stored)) + "\nApprove? [y/N] "
     added = _entry_lines(entries or (), write)
     lines += added
     if not added or payload.get("action") not in _TEXT_IS_ENTRY:
@@ -70,18 +93,33 @@ def render(payload: dict[str, Any], write: dict[str, Any],
     return "\n".join(lines) + "\nApprove? [y/N] "
 
 
-def terminal_gate(auto_yes: bool, entries: Sequence[Any] | None = None) -> Gate:
+class TerminalGate:
     """The gate of the terminal. ``entries`` are the entry inputs the write adds, as given to
-    the provider, so the prompt can show each with its keys."""
+    the provider, so the prompt can show each with its keys; ``stored``, set by a command that
+    writes entries in their stored form (``migrate --from-memento``), replaces them."""
 
-    def gate(payload: dict[str, Any], write: dict[str, Any]) -> str:
-        if auto_yes:
+    def __init__(self, auto_yes: bool, entries: Sequence[Any] | None = None) -> None:
+        self.auto_yes = auto_yes
+        self.entries = entries
+        self.stored: Sequence[dict[str, Any]] | None = None
+
+    def __call__(self, payload: dict[str, Any], write: dict[str, Any]) -> str:
+        if self.auto_yes:
             return "allowed-once"
         if not sys.stdin.isatty():
             return "unavailable"
-        sys.stderr.write(render(payload, write, entries))
+        sys.stderr.write(render(payload, write, self.entries, self.stored))
         sys.stderr.flush()
         answer = sys.stdin.readline().strip().lower()
         return "allowed-once" if answer in ("y", "yes") else "rejected"
 
-    return gate
+
+def terminal_gate(auto_yes: bool, entries: Sequence[Any] | None = None) -> Gate:
+    return TerminalGate(auto_yes, entries)
+
+
+def show_stored(gate: Any, stored: Sequence[dict[str, Any]]) -> None:
+    """Make the terminal prompt show ``stored`` (entries with their own keys); a gate that is
+    not the terminal's shows nothing and is left alone."""
+    if isinstance(gate, TerminalGate):
+        gate.stored = list(stored)

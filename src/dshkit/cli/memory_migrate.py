@@ -29,25 +29,39 @@ def read_source(args: argparse.Namespace) -> Any:
 
 
 def run(provider: Any, image: Any, write: dict[str, Any]) -> dict[str, Any]:
-    from ..reference.memory.migrate import migrate_memento
+    from ..reference.memory.migrate import migrate_memento, plan, to_write
+    from .approval import show_stored
 
+    # The prompt shows the entries as they will be stored, each with its own keys.
+    show_stored(provider.gate, to_write(provider.store, plan(image)))
     result: dict[str, Any] = migrate_memento(provider, image, write)
     return result
 
 
+def _bare(name: Any) -> str:
+    """A name read from the source, escaped like a text but without the quotes."""
+    from ..reference.memory.text import visible
+
+    return visible(str(name))[1:-1]
+
+
 def describe(loss: dict[str, Any]) -> str:
-    """One line of the loss report."""
+    """One line of the loss report; a source id is shown escaped, as the prompt shows texts
+    (it is whatever the source row holds)."""
+    from ..reference.memory.text import visible
+
     kind = loss["kind"]
-    if kind == "entry":
-        return f"entry {loss['id']} not carried: {loss['field']}: {loss['reason']}"
+    if kind in ("entry", "proposal"):
+        return f"{kind} {visible(str(loss['id']))} not carried: {loss['field']}: " \
+               f"{_bare(loss['reason'])}"
     if kind == "unknown-column":
-        return f"column {loss['table']}.{loss['column']} not read: {loss['reason']}"
+        return f"column {_bare(loss['table'])}.{_bare(loss['column'])} not read: {loss['reason']}"
     if kind == "unknown-table":
-        return f"table {loss['table']} not read: {loss['reason']}"
+        return f"table {_bare(loss['table'])} not read: {loss['reason']}"
     if kind == "meta":
-        return f"meta key {loss['key']} not carried: {loss['reason']}"
+        return f"meta key {_bare(loss['key'])} not carried: {loss['reason']}"
     if kind == "audit-action":
-        return f"{loss['rows']} audit rows of action {loss['action']} not carried: " \
+        return f"{loss['rows']} audit rows of action {_bare(loss['action'])} not carried: " \
                f"{loss['reason']}"
     if kind == "ledger":
         return f"{loss['rows']} audit rows not carried: {loss['reason']}"
