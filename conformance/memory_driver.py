@@ -19,7 +19,11 @@ A memory case is a program of steps in the JSON call form of ``spec/memory/provi
   these environment variables set (MEM-STO-003); capability ``memory.store``.
 - ``{"tool": {"name", "arguments"?, "reader"?: {"cwd"?, "agentPreset"?}}, "path"?}``: one
   call of a tool of the read-only MCP server (spec ``memory/mcp``) on the store at ``path``,
-  as the session with that header; capability ``memory.mcp``.
+  as the session with that header; capability ``memory.mcp``. With ``"sessions"`` (and
+  ``"indexPath"``?, as for a recall step) the server was started with ``--sessions``: its
+  ``memory_recall`` tool reads the index built from them, with the case clock as ``now``
+  (MEM-MCP-003); the factory's ``recall_tool`` answers it (capabilities ``memory.mcp`` and
+  ``memory.recall``).
 - ``{"recall": request, "sessions": [{"header", "events"}...] | null, "indexPath"?: path}``:
   ``recall`` (spec ``memory/recall``) with a session query index built from the sessions
   (none when ``sessions`` is null); with ``indexPath`` the index is a file of the case
@@ -96,6 +100,12 @@ class ToolFactory(Protocol):
 
     def tool(self, path: Path, reader: JsonObject, name: Any, arguments: Any) -> Any:
         """The result of one tool call on the store at ``path`` (raising ``error_type``)."""
+        ...
+
+    def recall_tool(self, path: Path, reader: JsonObject, name: Any, arguments: Any,
+                    step: JsonObject, workdir: Path, clock: Callable[[], int]) -> Any:
+        """The same, for a server started with session history: the index of the step's
+        ``sessions`` and ``indexPath`` (as for a recall step), ``clock`` its ``now``."""
         ...
 
 
@@ -349,9 +359,17 @@ class _Handles:
             raise NotSupported("tool steps need the read-only MCP tools (memory.mcp)")
         target = case_path(self.workdir, step.get("path"))
         spec = dict(step["tool"])
-        reader = spec.get("reader")
-        return self.respond(lambda: tool(target, reader if isinstance(reader, dict) else {},
-                                         spec.get("name"), spec.get("arguments")))
+        given = spec.get("reader")
+        reader = given if isinstance(given, dict) else {}
+        if "sessions" in step:  # a server started with --sessions (MEM-MCP-003)
+            recall_tool = getattr(self.factory, "recall_tool", None)
+            if recall_tool is None:
+                raise NotSupported("tool steps with sessions need memory.mcp and memory.recall")
+            return self.respond(lambda: recall_tool(target, reader, spec.get("name"),
+                                                    spec.get("arguments"), dict(step),
+                                                    self.workdir, self.clock))
+        return self.respond(lambda: tool(target, reader, spec.get("name"),
+                                         spec.get("arguments")))
 
 
 def scratch_root() -> str | None:

@@ -19,15 +19,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import session_header, user_message
 
 import dshkit
 from dshkit import schemas
 from dshkit.reference.memory import MemoryProtocolError, open_provider
-from dshkit.reference.memory.mcp_tools import TOOLS, Reader, call_tool
+from dshkit.reference.memory.mcp_recall import History
+from dshkit.reference.memory.mcp_tools import RECALL_TOOL, TOOLS, Reader, call_tool, tool_list
 from dshkit.reference.memory.readonly import read_store
+from dshkit.reference.memory.recall_index import index_logs, open_readonly
 from dshkit.reference.memory.store import create_store_at_version
+from dshkit.reference.query import index_paths, open_index
 
 SHOP, BLOG = "/home/ana/shop", "/home/ana/blog"
+DAY = 86_400_000
+NOW = 1_800_000_000_000
 WRITE_SHAPED = ("memory_add", "memory_replace", "memory_remove", "memory_seed",
                 "memory_consolidate", "memory_import", "memory_snapshot", "add", "replace",
                 "remove", "seed", "consolidate", "import_envelope", "query", "", "MEMORY_SEARCH")
@@ -60,6 +66,32 @@ def _store(path: Path) -> dict[str, str]:
 def store(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     path = tmp_path / "memory.db"
     return path, _store(path)
+
+
+def _log(folder: Path, session_id: str, cwd: str, texts: list[str], created: int) -> None:
+    lines = [session_header(session_id, created_at=created, cwd=cwd),
+             *(user_message(seq, text) for seq, text in enumerate(texts))]
+    (folder / f"{session_id}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def _logs(folder: Path, now: int) -> Path:
+    """Sessions of the reader's project (one with a hit), of another project and one too old
+    for the default window."""
+    folder.mkdir()
+    _log(folder, "shop-1", SHOP, ["why ruff?", "unrelated", "RUFF  is configured"], now - DAY)
+    _log(folder, "blog-1", BLOG, ["ruff in the blog"], now - DAY)
+    _log(folder, "shop-old", SHOP, ["ruff long ago"], now - 31 * DAY)
+    return folder
+
+
+def _index_file(logs: Path, path: Path) -> Path:
+    """An index file at rest (rollback journal, so no sidecar files while it is closed)."""
+    store = open_index(str(path), "delete")
+    try:
+        index_paths(store, [logs])
+    finally:
+        store.close()
+    return path
 
 
 def _files(path: Path) -> dict[str, Any]:
@@ -153,7 +185,7 @@ def test_results_match_their_schemas(store: tuple[Path, dict[str, str]]) -> None
     path, ids = store
     reader = Reader.of(SHOP, "coder")
     document = schemas.load("memory/v1/mcp-tools.json")
-    for name, (_, input_schema) in TOOLS.items():
+    for name, (_, input_schema) in tool_list(recall=True).items():
         assert document["$defs"][f"{name}-input"] == input_schema
     for name, arguments in (("memory_search", {"text": "ruff"}), ("memory_list", {"limit": 1}),
                             ("memory_read", {"id": ids["e1"]}),
@@ -182,6 +214,57 @@ def test_argument_errors_point_at_the_member(store: tuple[Path, dict[str, str]])
         assert error["details"]["field"] == field, (name, arguments)
 
 
+def test_the_recall_tool_is_offered_only_with_history(
+        store: tuple[Path, dict[str, str]]) -> None:
+    path, _ = store
+    assert list(tool_list(recall=False)) == list(TOOLS)
+    assert list(tool_list(recall=True)) == [*TOOLS, RECALL_TOOL]
+    error = _call(path, Reader.of(SHOP, "coder"), RECALL_TOOL, {"text": "ruff"})["error"]
+    assert error["code"] == "INVALID_INPUT" and error["details"]["field"] == "/name"
+
+
+def test_the_recall_tool_joins_memory_and_the_projects_history(
+        store: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    path, ids = store
+    index, _ = index_logs([_logs(tmp_path / "logs", NOW)])
+    history = History(index, lambda: NOW)
+    result = _recall(path, Reader.of(SHOP + "/", "Coder"), {"text": "ruff"}, history)["ok"]
+    assert [e["id"] for e in result["memory"]["entries"]] == [ids["e2"]]
+    assert (result["memory"]["total"], result["memory"]["truncated"]) == (1, False)
+    assert result["history"] == {"available": True, "sessions": []}  # the project is "shop/"
+    reader = Reader.of(SHOP, "Coder")
+    result = _recall(path, reader, {"text": "ruff", "snippetChars": 5}, history)["ok"]
+    assert result["history"] == {"available": True, "sessions": [
+        {"sessionId": "shop-1", "createdAt": NOW - DAY, "matches": 2,
+         "snippets": ["why r…", "RUFF …"]}]}
+    assert schemas.errors(f"memory/v1/mcp-tools.json#/$defs/{RECALL_TOOL}-result", result) == []
+    wide = _recall(path, reader, {"text": "ruff", "windowDays": 40, "historyLimit": 1,
+                                  "sessionId": "shop-1"}, history)["ok"]
+    assert [s["sessionId"] for s in wide["history"]["sessions"]] == ["shop-old"]
+    assert _recall(path, reader, {"text": "ruff", "memoryLimit": 1}, history)["ok"][
+        "memory"]["entries"][0]["id"] == ids["e2"]
+    gone = History(lambda: open_readonly(tmp_path / "missing.db"), lambda: NOW)
+    unavailable = _recall(path, reader, {"text": "ruff"}, gone)["ok"]
+    assert unavailable["memory"]["total"] == 1
+    assert unavailable["history"]["available"] is False
+    assert unavailable["history"]["error"]["code"] == "SESSION_QUERY_INDEX_FAILED"
+
+
+def test_recall_argument_errors_point_at_the_member(store: tuple[Path, dict[str, str]]) -> None:
+    path, _ = store
+    history = History(None, lambda: NOW)
+    for arguments, field in (({}, "/text"), ({"text": " "}, "/text"), ({"text": 3}, "/text"),
+                             ({"text": "a", "sessionId": ""}, "/sessionId"),
+                             ({"text": "a", "historyLimit": 0}, "/historyLimit"),
+                             ({"text": "a", "snippetChars": 10_001}, "/snippetChars"),
+                             ({"text": "a", "memoryLimit": True}, "/memoryLimit"),
+                             ({"text": "a", "cwd": "/x"}, "/cwd"),
+                             ({"text": "a", "now": 1}, "/now"), ([], "/")):
+        error = _recall(path, Reader.of(SHOP, "coder"), arguments, history)["error"]
+        assert error["code"] == "INVALID_INPUT", arguments
+        assert error["details"]["field"] == field, arguments
+
+
 # -- no write path -------------------------------------------------------------------------------
 
 
@@ -196,6 +279,45 @@ def test_no_tool_and_no_argument_writes_anything(store: tuple[Path, dict[str, st
     assert outcomes["ok"] > 100 and outcomes["error"] > 100
     assert _files(path) == before
     assert _rows(path) == rows
+
+
+def _recall_shapes() -> Iterator[Any]:
+    """memory_recall with every argument shape: valid, null, wrong type, out of range,
+    unknown (recall's own cwd, now and agentKey are not arguments of the tool)."""
+    for text in ("ruff", "RUFF", "nothing", "", "  ", None, 5):
+        for session in (None, "shop-1", "", 3):
+            yield {"text": text, "sessionId": session}
+    for key, bad in (("memoryLimit", 1001), ("historyLimit", 101), ("snippetCap", 51),
+                     ("snippetChars", 10_001), ("windowDays", 3651)):
+        for value in (None, 1, bad, 0, True, "2"):
+            yield {"text": "ruff", key: value}
+    for extra in ("cwd", "now", "agentKey", "colour"):
+        yield {"text": "ruff", extra: "x"}
+    yield from (None, [], "ruff", {})
+
+
+def _recall(path: Path, reader: Reader, arguments: Any, history: History) -> dict[str, Any]:
+    try:
+        return {"ok": read_store(path, lambda s: call_tool(s, reader, RECALL_TOOL, arguments,
+                                                           history))}
+    except MemoryProtocolError as exc:
+        return {"error": exc.to_json()}
+
+
+def test_the_recall_tool_writes_nothing(store: tuple[Path, dict[str, str]],
+                                        tmp_path: Path) -> None:
+    path, _ = store
+    index = _index_file(_logs(tmp_path / "logs", NOW), tmp_path / "index.db")
+    before, rows, index_before = _files(path), _rows(path), _files(index)
+    outcomes = {"ok": 0, "error": 0}
+    for source in (lambda: open_readonly(index), index_logs([tmp_path / "logs"])[0]):
+        history = History(source, lambda: NOW)
+        for reader in (Reader.of(SHOP, "coder"), Reader.of(BLOG, None)):
+            for arguments in _recall_shapes():
+                outcomes[next(iter(_recall(path, reader, arguments, history)))] += 1
+    assert outcomes["ok"] > 20 and outcomes["error"] > 20
+    assert _files(path) == before and _rows(path) == rows  # no recall count, no audit row
+    assert _files(index) == index_before
 
 
 @pytest.mark.parametrize("name", WRITE_SHAPED)
@@ -312,10 +434,24 @@ def test_without_the_sdk_the_command_refuses(store: tuple[Path, dict[str, str]])
 
 
 @pytest.mark.requirement("MEM-CLI-008")
-def test_sessions_is_refused_until_recall_is_wired(store: tuple[Path, dict[str, str]]) -> None:
+def test_sessions_that_cannot_be_read_are_refused(store: tuple[Path, dict[str, str]],
+                                                   tmp_path: Path) -> None:
     path, _ = store
-    error = _refusal(_serve("--db", str(path), "--sessions", str(path.parent)))
-    assert error["code"] == "RECALL_UNAVAILABLE"
+    missing = tmp_path / "no-logs"
+    error = _refusal(_serve("--db", str(path), "--sessions", str(missing)))
+    assert error["code"] == "USAGE" and error["details"]["path"] == str(missing)
+    assert not missing.exists()
+    foreign = tmp_path / "foreign.db"
+    with closing(sqlite3.connect(foreign)) as conn:
+        conn.execute("CREATE TABLE t (x)")
+        conn.commit()
+    before = _files(foreign)
+    error = _refusal(_serve("--db", str(path), "--sessions", str(foreign)))
+    assert error["code"] == "SESSION_QUERY_INDEX_FAILED" and str(foreign) in error["message"]
+    assert _files(foreign) == before
+    # the store is still checked first
+    error = _refusal(_serve("--db", str(tmp_path / "none.db"), "--sessions", str(missing)))
+    assert error["code"] == "STORE_MISSING"
 
 
 @pytest.mark.requirement("MEM-CLI-008")
@@ -385,3 +521,54 @@ def test_the_sdk_client_drives_the_server_over_stdio(store: tuple[Path, dict[str
     anyio.run(session)
     assert _files(path) == before
     assert _rows(path) == rows
+
+
+@pytest.mark.requirement("MEM-CLI-008")
+@pytest.mark.parametrize("kind", ["logs", "index"])
+def test_the_sdk_client_recalls_over_stdio(store: tuple[Path, dict[str, str]], tmp_path: Path,
+                                           kind: str) -> None:
+    pytest.importorskip("mcp")
+    import time
+
+    import anyio
+    import mcp.types as types
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    path, ids = store
+    logs = _logs(tmp_path / "logs", int(time.time() * 1000))
+    sessions = logs if kind == "logs" else _index_file(logs, tmp_path / "index.db")
+    watched = [path, sessions] if kind == "index" else [path]
+    before, rows = [_files(p) for p in watched], _rows(path)
+    logs_before = {p.name: p.read_bytes() for p in logs.iterdir()}
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "dshkit", "memory", "serve", "--db", str(path),
+                                      "--cwd", SHOP, "--agent-preset", "Coder",
+                                      "--sessions", str(sessions)], env=_env())
+
+    async def session() -> None:
+        async with stdio_client(params) as (receive, send), ClientSession(receive, send) as client:
+            await client.initialize()
+            listed = await client.list_tools()
+            assert [t.name for t in listed.tools] == [*TOOLS, RECALL_TOOL]
+            recall_tool = listed.tools[-1]
+            assert recall_tool.input_schema == tool_list(recall=True)[RECALL_TOOL][1]
+            assert recall_tool.annotations is not None
+            assert recall_tool.annotations.read_only_hint
+            result = await client.call_tool(RECALL_TOOL, {"text": "ruff"})
+            assert not result.is_error
+            assert isinstance(result.content[0], types.TextContent)
+            found = result.structured_content
+            assert found is not None and json.loads(result.content[0].text) == found
+            assert [e["id"] for e in found["memory"]["entries"]] == [ids["e2"]]
+            assert found["history"]["available"] is True
+            assert [(s["sessionId"], s["snippets"]) for s in found["history"]["sessions"]] == [
+                ("shop-1", ["why ruff?", "RUFF  is configured"])]
+            bad = await client.call_tool(RECALL_TOOL, {"text": "ruff", "cwd": BLOG})
+            assert bad.is_error and bad.structured_content is not None
+            assert bad.structured_content["error"]["details"]["field"] == "/cwd"
+
+    anyio.run(session)
+    assert [_files(p) for p in watched] == before
+    assert _rows(path) == rows
+    assert {p.name: p.read_bytes() for p in logs.iterdir()} == logs_before

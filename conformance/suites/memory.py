@@ -54,8 +54,10 @@ OPERATION_DOCS: dict[str, dict[str, Any]] = {
                  "`{\"inspect\": ...}`, `{\"defaultPath\": {\"env\"}}`; with "
                  "`memory.migrate-memento` the call op `migrate_memento` (input `{\"source\"}`, "
                  "a path of the case directory); with `memory.mcp` `{\"tool\": {\"name\", "
-                 "\"arguments\"?, \"reader\"?}, \"path\"?}`; with `memory.recall` `{\"recall\": "
-                 "request, \"sessions\": [{header, events}] | null, \"indexPath\"?}`; a step may "
+                 "\"arguments\"?, \"reader\"?}, \"path\"?}` (with `memory.recall` also "
+                 "`\"sessions\"` or `\"indexPath\"`: the `memory_recall` tool); with "
+                 "`memory.recall` `{\"recall\": request, \"sessions\": [{header, events}] | "
+                 "null, \"indexPath\"?}`; a step may "
                  "carry `\"at\"`, the clock reading for that step.",
         "params": {
             "clock": {"default_text": f"`{json.dumps(DEFAULT_CLOCK)}`",
@@ -87,7 +89,8 @@ def requires(case: JsonObject) -> list[str]:
         needed.append("memory.mcp")
     if any(isinstance(s.get("call"), dict) and s["call"].get("op") == MIGRATE_OP for s in steps):
         needed.append("memory.migrate-memento")
-    if any("recall" in s for s in steps):
+    if any("recall" in s or ("tool" in s and ("sessions" in s or "indexPath" in s))
+           for s in steps):
         needed.append("memory.recall")
     return needed
 

@@ -15,6 +15,9 @@ from typing import Any
 from .errors import MemoryProtocolError, invalid
 from .inputs import BUCKETS, SCOPES, TRACKS, check_keys
 from .keys import agent_key, visible, workspace_key
+from .mcp_recall import DESCRIPTION as RECALL_DESCRIPTION
+from .mcp_recall import INPUT_SCHEMA as RECALL_INPUT
+from .mcp_recall import History, history_half, parse
 from .provider import DEFAULT_BUDGETS, DEFAULT_QUERY_LIMIT, MAX_QUERY_LIMIT, _limits
 from .store import CREATION, RANKING, Store
 
@@ -26,16 +29,19 @@ RECALL_TOOL = "memory_recall"
 
 @dataclass(frozen=True, slots=True)
 class Reader:
-    """The one session context a server is started for: its workspace and agent keys."""
+    """The one session context a server is started for: its workspace and agent keys, and
+    its raw ``cwd``, the project whose history ``memory_recall`` reads (MEM-RCL-010)."""
 
     workspace: str
     agent: str
+    project: str = ""
 
     @classmethod
     def of(cls, cwd: Any, agent_preset: Any) -> Reader:
         """The keys of a session whose header has this ``cwd`` and ``agentPreset``
         (MEM-KEY-001, MEM-KEY-002)."""
-        return cls(workspace_key(cwd), agent_key(agent_preset))
+        return cls(workspace_key(cwd), agent_key(agent_preset),
+                   cwd if isinstance(cwd, str) else "")
 
     @property
     def keys(self) -> tuple[str, str]:
@@ -76,6 +82,14 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
         "bucket's store-wide budget usage and limit. Read-only.",
         {"type": "object", "properties": {}, "additionalProperties": False}),
 }
+
+
+def tool_list(*, recall: bool) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The tools in order; ``memory_recall`` last, and only for a server with session history
+    (MEM-MCP-002, MEM-MCP-003)."""
+    if not recall:
+        return dict(TOOLS)
+    return {**TOOLS, RECALL_TOOL: (RECALL_DESCRIPTION, RECALL_INPUT)}
 
 
 def tool_names() -> list[str]:
@@ -174,20 +188,35 @@ def stats(store: Store, reader: Reader, arguments: Any) -> dict[str, Any]:
          "limit": limits[(t, s)]} for t, s in BUCKETS]}
 
 
+def recall(store: Store, reader: Reader, arguments: Any, history: History) -> dict[str, Any]:
+    """MEM-MCP-003: ``{memory, history}`` as recall's, with ``memory_search`` as the memory
+    half (no recall count, no audit row) and the reader's project and the server's clock for
+    the history half."""
+    checked = parse(_arguments(arguments))
+    memory = search(store, reader, {"text": checked.text,
+                                    "limit": checked.limits["memoryLimit"]})
+    return {"memory": memory, "history": history_half(history, checked, reader.project)}
+
+
 _HANDLERS: dict[str, Callable[[Store, Reader, Any], dict[str, Any]]] = {
     "memory_search": search, "memory_list": list_page, "memory_read": read,
     "memory_stats": stats,
 }
 
 
-def call_tool(store: Store, reader: Reader, name: Any, arguments: Any) -> dict[str, Any]:
-    """MEM-MCP-002/008: the result of tool ``name``, or a :class:`MemoryProtocolError` for
-    any argument or tool name this server does not serve (every write-shaped name among
-    them: the server has no write tool)."""
+def call_tool(store: Store, reader: Reader, name: Any, arguments: Any,
+              history: History | None = None) -> dict[str, Any]:
+    """MEM-MCP-002/003/008: the result of tool ``name``, or a :class:`MemoryProtocolError`
+    for any argument or tool name this server does not serve (every write-shaped name among
+    them: the server has no write tool). ``history`` is the session history of a server
+    started with ``--sessions``; without it ``memory_recall`` is unknown."""
+    if name == RECALL_TOOL and history is not None:
+        return recall(store, reader, arguments, history)
     handler = _HANDLERS.get(name) if isinstance(name, str) else None
     if handler is None:
+        names = tool_list(recall=history is not None)
         raise MemoryProtocolError(
             "INVALID_INPUT", f"invalid input at /name: {name!r} is not a tool of this "
-            f"read-only server; its tools are {', '.join(TOOLS)}",
+            f"read-only server; its tools are {', '.join(names)}",
             {"field": "/name", "reason": "unknown tool"})
     return handler(store, reader, arguments)

@@ -88,7 +88,7 @@ def _history(index: IndexSource, request: HistoryRequest) -> dict[str, Any]:
         store.close()
 
 
-def _safe_history(index: IndexSource, request: HistoryRequest) -> dict[str, Any]:
+def safe_history(index: IndexSource, request: HistoryRequest) -> dict[str, Any]:
     """MEM-RCL-015, MEM-RCL-017: unavailable, with the error, when opening or reading the
     index failed."""
     try:
@@ -108,7 +108,8 @@ def recall(provider: Provider, request: Any, index: IndexSource = None) -> dict[
     opts = {k: v for k, v in (("sessionId", checked.session_id), ("agentKey", agent_key))
             if v is not None}
     memory = provider.query({"text": checked.text, "limit": memory_limit}, opts)
-    return {"memory": memory, "history": _safe_history(index, checked)}
+    return {"memory": memory, "history": safe_history(index, checked)}
 
 
-__all__ = ["FIELDS", "LIMITS", "IndexSource", "MemoryProtocolError", "recall"]
+__all__ = ["FIELDS", "LIMITS", "IndexSource", "MemoryProtocolError", "recall",
+           "safe_history"]

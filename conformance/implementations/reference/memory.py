@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ from dshkit.conformance.memory_driver import Gate, case_path, exact_environment,
 from dshkit.conformance.suites.memory import PATH_VARIABLES
 from dshkit.reference.memory import MemoryProtocolError, open_provider
 from dshkit.reference.memory import store as _store
+from dshkit.reference.memory.mcp_recall import History
 from dshkit.reference.memory.mcp_tools import Reader, call_tool
 from dshkit.reference.memory.readonly import read_store
 from dshkit.reference.memory.recall import IndexSource, recall
@@ -41,6 +42,19 @@ class ReferenceFactory:
         read-only view as ``dshkit memory serve``; the SDK is not needed."""
         session = Reader.of(reader.get("cwd"), reader.get("agentPreset"))
         return read_store(path, lambda store: call_tool(store, session, name, arguments))
+
+    def recall_tool(self, path: Path, reader: JsonObject, name: Any, arguments: Any,
+                    step: JsonObject, workdir: Path, clock: Callable[[], int]) -> Any:
+        """A tool call on a server started with ``--sessions`` (MEM-MCP-003)."""
+        session = Reader.of(reader.get("cwd"), reader.get("agentPreset"))
+        index = _index(step, workdir)
+        try:
+            history = History(index, clock)
+            return read_store(path, lambda store: call_tool(store, session, name, arguments,
+                                                            history))
+        finally:
+            if isinstance(index, IndexStore):
+                index.close()
 
     def recall(self, provider: Any, step: JsonObject, workdir: Path) -> Any:
         """A ``recall`` step (capability ``memory.recall``)."""

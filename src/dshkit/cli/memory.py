@@ -124,7 +124,8 @@ def configure(memory: argparse.ArgumentParser) -> None:
     serve = add_op("serve", help="serve the store read-only to MCP clients on stdio, as the "
                    "session of --cwd and --agent-preset (spec memory/mcp)")
     serve.add_argument("--sessions", metavar="PATH", help="session history for the "
-                       "memory_recall tool (not wired in this build)")
+                       "memory_recall tool: session logs (a directory or a log file, indexed in "
+                       "memory) or a session query index file, opened read-only")
     memory_proposals.configure(add_op)
     memory.set_defaults(session_id=None)  # a query is a recall only when --session-id is given
 
