@@ -104,7 +104,13 @@ def test_dsh_memento_per_capability_and_every_failure_explained(
     site, files = built
     memento = next(i for i in site.impls if i.slug == "dsh-memento")
     protocol = memento.tally(memento.in_capability("memory.protocol")).counts
-    assert protocol == {"pass": 2, "fail": 0, "expected": 127, "n/a": 11}
+    # n/a: the memory cases that also need a capability dsh-memento's harness does not declare
+    # (memory.store, .proposals, .migrate-memento, .recall, .mcp)
+    undeclared = sum(1 for c in json.loads((REPO / "compliance" / "reports" / "dsh-memento.json")
+                     .read_text(encoding="utf-8"))["cases"]
+                     if c["suite"] == "memory" and c["status"] == "not_applicable")
+    assert undeclared == 61
+    assert protocol == {"pass": 2, "fail": 0, "expected": 127, "n/a": undeclared}
     report = json.loads((REPO / "compliance" / "reports" / "dsh-memento.json").read_text(
         encoding="utf-8"))
     session_cases = sum(1 for c in report["cases"] if c["suite"] == "session-log")
