@@ -167,3 +167,16 @@ def consolidate_text(matches: list[str], targets: list[str], new: str) -> str:
 
 def seed_text(lines: list[tuple[str, str, str]]) -> str:
     return "\n".join(f"{track}/{scope}: {text}" for track, scope, text in lines)
+
+
+def seed_payload(items: list[tuple[str, str, str, str]], targets: list[dict[str, Any]],
+                 ) -> tuple[dict[str, Any], str | None, set[tuple[str, str]]]:
+    """The approval payload of a batch of ``(track, scope, text, source)`` entries (MEM-GATE-005:
+    one bucket or ``batch``, the one source when there is one), that source, and the buckets."""
+    buckets = {(track, scope) for track, scope, _, _ in items}
+    sources = {source for _, _, _, source in items}
+    track, scope = next(iter(buckets)) if len(buckets) == 1 else ("batch", "batch")
+    common_source = next(iter(sources)) if len(sources) == 1 else None
+    out = payload("seed", track, scope, seed_text([(t, s, text) for t, s, text, _ in items]),
+                  source=common_source, targets=targets, count=len(items))
+    return out, common_source, buckets

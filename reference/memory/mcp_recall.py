@@ -9,14 +9,12 @@ no recall count rises and no audit row is written. The history half is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..text import js_trim
-from .errors import invalid
 from .inputs import check_keys
-from .recall import LIMITS, IndexSource, safe_history
+from .recall import LIMITS, IndexSource, limit_member, safe_history, string_member
 from .recall_history import HistoryRequest
 
 #: The members of the tool's arguments: recall's request without ``cwd``, ``now`` and
@@ -58,33 +56,14 @@ class RecallArguments:
     limits: dict[str, int]
 
 
-def _text(data: Mapping[str, Any], key: str, *, required: bool) -> str | None:
-    value = data.get(key)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or not js_trim(value):
-        raise invalid(f"/{key}", f"{key} must be a non-blank string")
-    return value
-
-
-def _limit(data: Mapping[str, Any], key: str) -> int:
-    default, low, high = LIMITS[key]
-    value = data.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise invalid(f"/{key}", f"{key} must be an integer from {low} to {high}")
-    return value
-
-
 def parse(data: dict[str, Any]) -> RecallArguments:
     """The checked arguments (MEM-RCL-002, MEM-RCL-003 without the server's members); refused
     before anything is read."""
     check_keys(data, set(FIELDS))
-    text = _text(data, "text", required=True)
+    text = string_member(data, "text", required=True)
     assert text is not None
-    return RecallArguments(text, _text(data, "sessionId", required=False),
-                           {key: _limit(data, key) for key in LIMITS})
+    return RecallArguments(text, string_member(data, "sessionId"),
+                           {key: limit_member(data, key) for key in LIMITS})
 
 
 def history_half(history: History, arguments: RecallArguments, project: str) -> dict[str, Any]:

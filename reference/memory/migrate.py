@@ -21,7 +21,7 @@ from .errors import MemoryProtocolError
 from .inputs import BUCKETS, check_source, check_text, normalise_tags
 from .keys import agent_key, workspace_key
 from .memento_store import MementoImage, read_memento_store
-from .provider import Provider, _restore_additions, _same_content
+from .provider import Provider, _one_bucket, _restore_additions, _same_content
 from .store import Store
 
 Entry = dict[str, Any]
@@ -263,16 +263,10 @@ def migrate_memento(provider: Provider, source: str | Path | MementoImage,
         return {**report, "proposals": {"read": len(image.proposals), "carried": len(carried)}}
     additions = _restore_additions(writes, [])
     provider._check_budget(additions)
-    buckets = {(e["track"], e["scope"]) for e in writes}
-    sources = {e["source"] for e in writes}
-    track, scope = next(iter(buckets)) if len(buckets) == 1 else ("batch", "batch")
-    common_source = next(iter(sources)) if len(sources) == 1 else None
-    payload = approval.payload(
-        "seed", track, scope,
-        approval.seed_text([(e["track"], e["scope"], e["text"]) for e in writes]),
-        source=common_source, count=len(writes), targets=[])
+    payload, common_source, buckets = approval.seed_payload(
+        [(e["track"], e["scope"], e["text"], e["source"]) for e in writes], [])
     decision = provider._approve("seed", ctx, payload, write, common_source,
-                                 f"{track}/{scope}" if len(buckets) == 1 else None, None)
+                                 _one_bucket(buckets), None)
 
     def apply() -> dict[str, Any]:
         if store.state() != state:

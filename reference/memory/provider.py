@@ -392,13 +392,8 @@ class Provider:
             key = (new.track, new.scope)
             additions[key] = additions.get(key, 0) + units(new.text)
         self._check_budget(additions)
-        buckets = {(n.track, n.scope) for n in news}
-        sources = {n.source for n in news}
-        track, scope = next(iter(buckets)) if len(buckets) == 1 else ("batch", "batch")
-        common_source = next(iter(sources)) if len(sources) == 1 else None
-        payload = approval.payload(
-            "seed", track, scope, approval.seed_text([(n.track, n.scope, n.text) for n in news]),
-            source=common_source, targets=[], count=len(news))
+        payload, common_source, buckets = approval.seed_payload(
+            [(n.track, n.scope, n.text, n.source) for n in news], [])
         decision = self._approve("seed", ctx, payload, write, common_source,
                                  [f"{t}/{s}" for t, s in buckets], cancel)
 
@@ -690,16 +685,11 @@ class Provider:
         replaced = [old for old in (stored[e["id"]] for e in writes) if old is not None]
         additions = _restore_additions(writes, replaced)
         self._check_budget(additions)
-        buckets = {(e["track"], e["scope"]) for e in writes}
-        sources = {e["source"] for e in writes}
-        track, scope = next(iter(buckets)) if len(buckets) == 1 else ("batch", "batch")
-        common_source = next(iter(sources)) if len(sources) == 1 else None
-        payload = approval.payload(
-            "seed", track, scope,
-            approval.seed_text([(e["track"], e["scope"], e["text"]) for e in writes]),
-            source=common_source, count=len(writes), targets=[_ref(old) for old in replaced])
+        payload, common_source, buckets = approval.seed_payload(
+            [(e["track"], e["scope"], e["text"], e["source"]) for e in writes],
+            [_ref(old) for old in replaced])
         decision = self._approve("seed", ctx, payload, write, common_source,
-                                 f"{track}/{scope}" if len(buckets) == 1 else None, cancel)
+                                 _one_bucket(buckets), cancel)
 
         def apply() -> dict[str, Any]:
             if self.store.state() != state:
@@ -836,3 +826,8 @@ def open_provider(db_path: str | Path | None = None, *, budgets: dict[str, Any] 
         with store.transaction():
             store.conn.execute("DELETE FROM audit WHERE ts < ?", (cutoff,))
     return provider
+
+
+def _one_bucket(buckets: set[tuple[str, str]]) -> str | None:
+    """The policy lookup key of a restore: its bucket when it has one, else none."""
+    return "/".join(next(iter(buckets))) if len(buckets) == 1 else None

@@ -33,7 +33,8 @@ FIELDS: Final = {"text", "cwd", "now", "sessionId", "agentKey", *LIMITS}
 IndexSource = IndexStore | Callable[[], IndexStore] | None
 
 
-def _string(data: Mapping[str, Any], key: str, *, required: bool = False) -> str | None:
+def string_member(data: Mapping[str, Any], key: str, *, required: bool = False) -> str | None:
+    """A non-blank string member of a recall request (MEM-RCL-002), or None when absent."""
     value = data.get(key)
     if value is None and not required:
         return None
@@ -42,7 +43,9 @@ def _string(data: Mapping[str, Any], key: str, *, required: bool = False) -> str
     return value
 
 
-def _integer(data: Mapping[str, Any], key: str, low: int, high: int, default: int) -> int:
+def limit_member(data: Mapping[str, Any], key: str) -> int:
+    """A limit of :data:`LIMITS`, within its bounds, or its default (MEM-RCL-003)."""
+    default, low, high = LIMITS[key]
     value = data.get(key)
     if value is None:
         return default
@@ -56,17 +59,16 @@ def _request(data: Any, clock: Callable[[], int]) -> tuple[HistoryRequest, int, 
     if not isinstance(data, Mapping):
         raise invalid("/", "must be an object")
     check_keys(dict(data), set(FIELDS))
-    text = _string(data, "text", required=True)
-    cwd = _string(data, "cwd", required=True)
-    session_id = _string(data, "sessionId")
-    agent_key = _string(data, "agentKey")
+    text = string_member(data, "text", required=True)
+    cwd = string_member(data, "cwd", required=True)
+    session_id = string_member(data, "sessionId")
+    agent_key = string_member(data, "agentKey")
     now = data.get("now")
     if now is None:
         now = int(clock())
     elif isinstance(now, bool) or not isinstance(now, int) or not 0 <= now <= 2**53 - 1:
         raise invalid("/now", "now must be a non-negative safe integer (ms since the epoch)")
-    limits = {key: _integer(data, key, low, high, default)
-              for key, (default, low, high) in LIMITS.items()}
+    limits = {key: limit_member(data, key) for key in LIMITS}
     assert text is not None and cwd is not None
     request = HistoryRequest(text=text, project=cwd, now=now, session_id=session_id,
                              history_limit=limits["historyLimit"],
