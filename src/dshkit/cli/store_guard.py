@@ -14,8 +14,8 @@ from .report import Refusal
 
 def store_missing(path: Path, reason: str) -> Refusal:
     return Refusal("STORE_MISSING", f"no memory store at {path}: {reason}; check --db (an "
-                   "approved add, seed or import creates the store)", exit_code=exits.USAGE,
-                   details={"path": str(path), "reason": reason}, path=str(path), flag="--db")
+                   "approved add, seed, import or migrate --from-memento creates the store)",
+                   exit_code=exits.USAGE, details={"path": str(path), "reason": reason}, path=str(path), flag="--db")
 
 
 def existing(path: Path) -> bool:
