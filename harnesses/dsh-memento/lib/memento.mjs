@@ -102,12 +102,13 @@ function queryOptions(m, opts) {
 // ---- Proposals (capability memory.proposals) ---------------------------------------------
 // dsh-memento's proposal code is the store's `proposalUpsert`, `proposalList` and
 // `proposalDecide` (lib/store.mjs), `visibleProposals` + `renderSnapshot` (lib/snapshot.mjs)
-// and the core's `add` (lib/protocol.mjs); all are called unchanged. Two plugin functions of
+// and the core's `add` (lib/protocol.mjs); all are called unchanged. Plugin functions of
 // index.mjs (which needs DSH's Cordis runtime, so it cannot be loaded) hold the rest, and the
 // harness repeats their steps in the same order, no more: `handleSessionEvent` (auto-capture:
-// the one place that proposes) and the `/memory proposals approve|dismiss` command. What they
-// return is text or nothing; the harness only puts the values they hold into the kit's result
-// shape, and never adds a check, a code or an audit row dsh-memento does not have.
+// the one place that proposes), the `/memory proposals approve|dismiss` command and its
+// `makeCommandGate`. What they return is text or nothing; the harness only puts the values
+// they hold into the kit's result shape, and adds no check, code or audit row dsh-memento does
+// not have, with one exception, stated at `approveProposal`: the code of a refused approval.
 
 // index.mjs `handleSessionEvent` on a successful `compaction/end`, with the kit's input in
 // place of the captured summary: no session or no text is a silent return; 8 pending
