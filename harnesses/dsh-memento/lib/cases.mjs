@@ -9,7 +9,7 @@ import { isAbsolute, join, normalize, sep } from 'node:path'
 import { beginCase, endCase } from './determinism.mjs'
 import { UNSUPPORTED_OPS, dispatch, errorObject, isProtocolError, openProvider } from './memento.mjs'
 
-export const CAPABILITIES = ['memory.protocol']
+export const CAPABILITIES = ['memory.protocol', 'memory.proposals']
 
 function scratchRoot() {
   return process.env.DSHKIT_KIT_TMPDIR || tmpdir()
