@@ -274,8 +274,27 @@ def test_import_fresh_keeps_the_old_re_homing(tmp_path: Path, db: Path) -> None:
 @pytest.mark.requirement("MEM-CLI-004")
 def test_envelope_flags_are_usage_errors_elsewhere(tmp_path: Path, db: Path) -> None:
     backup = _populated(tmp_path, db)
-    for args, flag in ((["import", str(backup), "--fresh", "--replace"], "--replace"),
-                       (["import", str(backup), "--format", "mem0", "--replace"], "--replace"),
+    for args, flag in ((["import", str(backup), "--fresh", "--replace", "--yes"], "--replace"),
+                       (["import", str(backup), "--format", "mem0", "--replace", "--yes"],
+                        "--replace"),
                        (["export", "--format", "mem0", "--ledger"], "--ledger")):
-        out = cli_json(db, *args, "--yes", expect=2)
+        out = cli_json(db, *args, expect=2)
+        assert out["error"]["code"] == "USAGE" and out["error"]["flag"] == flag, out
+
+
+@pytest.mark.requirement("MEM-CLI-012")
+def test_reading_operations_refuse_write_options(db: Path) -> None:
+    """Every option the help lists works (issue 17): an operation that asks no approval does
+    not list --yes or --policy and refuses them, before or after its name; serve also refuses
+    --durability and --session-id, which it has no use for."""
+    cli_json(db, "add", "--track", "user", "--scope", "user-global", "--text", "x", "--yes")
+    for op in ("list", "budgets", "audit", "snapshot", "export", "query"):
+        for flags, flag in ((["--yes"], "--yes"), (["--policy", "auto"], "--policy")):
+            after = cli_json(db, op, *flags, expect=2)
+            assert after["error"]["code"] == "USAGE" and after["error"]["flag"] == flag
+            before = cli_json(db, *flags, op, expect=2)  # given before the operation's name
+            assert before["error"]["code"] == "USAGE" and before["error"]["flag"] == flag
+    for flags, flag in ((["--durability", "full"], "--durability"),
+                        (["--session-id", "s1"], "--session-id"), (["--yes"], "--yes")):
+        out = cli_json(db, *flags, "serve", expect=2)
         assert out["error"]["code"] == "USAGE" and out["error"]["flag"] == flag, out

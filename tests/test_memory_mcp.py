@@ -8,6 +8,7 @@ writing is refused before the first message.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -50,7 +51,8 @@ def _store(path: Path) -> dict[str, str]:
     """The worked example of the chapter: e1 shared, e2 visible, e3 other workspace, e4 other
     agent. Returns the ids by name."""
     ids = {}
-    with open_provider(path, write_policy="auto") as provider:
+    ticks = itertools.count(1_700_000_000_000, 10)  # apart, so they list in this order
+    with open_provider(path, write_policy="auto", clock=lambda: next(ticks)) as provider:
         for name, track, scope, cwd, preset, text in (
                 ("e1", "user", "user-global", SHOP, None, "Prefers short answers"),
                 ("e2", "agent", "workspace", SHOP, "Coder", "Lint with ruff"),

@@ -27,11 +27,18 @@ _DB_HELP = "store path (default: $DSHKIT_MEMORY_DB or $DSHKIT_HOME/memory/memory
 FORMAT_LIST = ", ".join(FORMATS)
 
 
-def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
+#: Operations that never ask the approval gate (they read, or write only audit rows): they take
+#: no --yes and no --policy. ``serve`` writes nothing at all: no --session-id, no --durability.
+UNGATED = frozenset({"query", "recall", "list", "budgets", "audit", "snapshot", "export"})
+SERVES = "serve"
+
+
+def _common(parser: argparse.ArgumentParser, suppress: bool, *, gated: bool = True,
+            writes: bool = True) -> None:
     """Options accepted before and after the operation name."""
     add_db(parser, _DB_HELP, suppress=suppress)
     add_json(parser, suppress=suppress)
-    add_write_context(parser, suppress=suppress)
+    add_write_context(parser, suppress=suppress, gated=gated, writes=writes)
 
 
 def _bucket(p: argparse.ArgumentParser) -> None:
@@ -57,10 +64,15 @@ def configure(memory: argparse.ArgumentParser) -> None:
     _common(memory, suppress=False)
     shared = argparse.ArgumentParser(add_help=False)
     _common(shared, suppress=True)
+    ungated = argparse.ArgumentParser(add_help=False)
+    _common(ungated, suppress=True, gated=False)
+    served = argparse.ArgumentParser(add_help=False)
+    _common(served, suppress=True, gated=False, writes=False)
     ops = memory.add_subparsers(dest="op", required=True, metavar="OPERATION")
 
     def add_op(name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        parser: argparse.ArgumentParser = ops.add_parser(name, parents=[shared], **kwargs)
+        parent = served if name == SERVES else ungated if name in UNGATED else shared
+        parser: argparse.ArgumentParser = ops.add_parser(name, parents=[parent], **kwargs)
         return parser
 
     add = add_op("add", help="add an entry")
@@ -334,6 +346,19 @@ def _via_adapter(args: argparse.Namespace, out: Reporter, db: str) -> int | None
 
 
 def _check_flags(args: argparse.Namespace) -> None:
+    """Every option given does something (issue 17): the write options given before a
+    reading operation's name are refused, as they are after it."""
+    if args.op in UNGATED or args.op == SERVES:
+        if args.yes:
+            raise usage(f"memory {args.op} asks no approval: leave out --yes", "--yes")
+        if args.policy != "ask":
+            raise usage(f"memory {args.op} asks no approval: leave out --policy", "--policy")
+    if args.op == SERVES:
+        if args.durability != "normal":
+            raise usage("memory serve writes nothing: leave out --durability", "--durability")
+        if args.session_id not in (None, DEFAULT_SESSION_ID):
+            raise usage("memory serve records no session: leave out --session-id (the "
+                        "memory_recall tool takes sessionId as an argument)", "--session-id")
     if args.op == "proposals":
         memory_proposals.check(args)
     if args.op == "import" and args.fresh and args.replace:

@@ -33,26 +33,36 @@ def add_db(parser: argparse.ArgumentParser, what: str, *, required: bool = False
                             help=argparse.SUPPRESS)
 
 
-def add_write_context(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
+def add_write_context(parser: argparse.ArgumentParser, suppress: bool = False, *,
+                      gated: bool = True, writes: bool = True) -> None:
+    """The write context: ``gated`` adds the approval options (``--yes``, ``--policy``),
+    ``writes`` the session id and the commit durability; the reader (``--cwd``,
+    ``--agent-preset``) is always there."""
     def default(value: Any) -> Any:
         return _default(value, suppress)
 
-    parser.add_argument("--yes", action="store_true", default=default(False),
-                        help="approve the write without asking (without a terminal and "
-                        "without --yes, a write is refused: fail closed)")
-    parser.add_argument("--policy", choices=["ask", "auto", "off"], default=default("ask"),
-                        help="writePolicy of the store: ask (default) asks the approver, "
-                        "auto approves, off refuses every write")
-    parser.add_argument("--session-id", default=default(DEFAULT_SESSION_ID), metavar="ID",
-                        help=f"session id recorded with the write (default {DEFAULT_SESSION_ID})")
+    if gated:
+        parser.add_argument("--yes", action="store_true", default=default(False),
+                            help="approve the write without asking (without a terminal and "
+                            "without --yes, a write is refused: fail closed)")
+        parser.add_argument("--policy", choices=["ask", "auto", "off"], default=default("ask"),
+                            help="writePolicy of the store: ask (default) asks the approver, "
+                            "auto approves, off refuses every write")
+    if writes:
+        parser.add_argument("--session-id", default=default(DEFAULT_SESSION_ID), metavar="ID",
+                            help=f"session id recorded with the write (default "
+                            f"{DEFAULT_SESSION_ID})")
     parser.add_argument("--cwd", default=default(None), metavar="DIR",
                         help="workspace directory of workspace-scoped entries (default: "
                         "the current directory)")
     parser.add_argument("--agent-preset", default=default(None), metavar="NAME",
                         help="agentPreset of the writing session (default: none)")
-    parser.add_argument("--durability", choices=["normal", "full"], default=default("normal"),
-                        help="commit durability (MEM-STO-001): normal (default) survives a "
-                        "crash of the process, full also a power loss, at one fsync per write")
+    if writes:
+        parser.add_argument("--durability", choices=["normal", "full"],
+                            default=default("normal"),
+                            help="commit durability (MEM-STO-001): normal (default) survives a "
+                            "crash of the process, full also a power loss, at one fsync per "
+                            "write")
 
 
 def write_context(args: argparse.Namespace) -> dict[str, Any]:
