@@ -420,7 +420,7 @@ def _seed(out: Reporter, fmt: str, seed: Seed, entries: list[dict[str, Any]],
     from ..adapters.budget import check_budgets, check_seed_size, usage_of
     from ..reference.memory import open_provider
     from .approval import terminal_gate
-    from .new_store import NewStore
+    from .new_store import write_target
 
     if not entries:
         if out.json:
@@ -432,10 +432,8 @@ def _seed(out: Reporter, fmt: str, seed: Seed, entries: list[dict[str, Any]],
         return exits.OK
     check_seed_size(len(entries))
     args = seed.args
-    new = None if store_guard.existing(Path(seed.db)) else NewStore(Path(seed.db))
-    try:
-        provider = open_provider(new.staged if new is not None else seed.db,
-                                 gate=terminal_gate(args.yes, entries),
+    with write_target(Path(seed.db), create=True) as target:
+        provider = open_provider(target.open_path, gate=terminal_gate(args.yes, entries),
                                  write_policy=args.policy, durability=args.durability)
         try:
             rows = provider.budgets()
@@ -445,11 +443,6 @@ def _seed(out: Reporter, fmt: str, seed: Seed, entries: list[dict[str, Any]],
             result = provider.seed(entries, write_context(args))
         finally:
             provider.close()
-        if new is not None:
-            new.publish()
-    finally:
-        if new is not None:
-            new.discard()
     if out.json:
         out.emit({"format": fmt, "added": result["added"], "entries": result["entries"],
                   "losses": [x.to_json() for x in losses],

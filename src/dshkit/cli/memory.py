@@ -15,7 +15,7 @@ from typing import Any
 from ..adapters import FORMATS
 from . import adapt, exits, memory_migrate, memory_proposals, memory_recall, store_guard
 from .atomic import write_atomic
-from .new_store import NewStore
+from .new_store import Target, write_target
 from .options import DEFAULT_SESSION_ID, add_db, add_json, add_write_context, output_path
 from .report import Refusal, Reporter, from_error, usage
 
@@ -422,33 +422,26 @@ def _run_checked(args: argparse.Namespace, out: Reporter) -> int:
     from ..reference.memory import MemoryProtocolError, open_provider
     from .approval import terminal_gate
 
-    new = NewStore(path) if _creating(args) and not store_guard.existing(path) else None
-
-    def refused(exc: MemoryProtocolError) -> Exception:
+    def refused(exc: MemoryProtocolError, target: Target) -> Exception:
         code = exits.USAGE if exc.code in _STORE_CODES else exits.INVALID
         error = exc.to_json()
-        if new is not None and isinstance(error.get("details"), dict):
-            error["details"] = {k: new.real_path(v) for k, v in error["details"].items()}
+        if isinstance(error.get("details"), dict):
+            error["details"] = {k: target.real_path(v) for k, v in error["details"].items()}
         return from_error(error, code, flag="--db" if code == exits.USAGE else None)
 
-    try:
+    with write_target(path, create=_creating(args)) as target:
         try:
-            provider = open_provider(new.staged if new is not None else path,
+            provider = open_provider(target.open_path,
                                      gate=terminal_gate(args.yes, _shown(args, value)),
                                      write_policy=args.policy, durability=args.durability)
         except MemoryProtocolError as exc:
-            raise refused(exc) from None
+            raise refused(exc, target) from None
         try:
             result = _run(provider, args, value)
         except MemoryProtocolError as exc:
-            raise refused(exc) from None
+            raise refused(exc, target) from None
         finally:
             provider.close()
-        if new is not None:
-            new.publish()
-    finally:
-        if new is not None:
-            new.discard()
     if args.op == "export" and args.output:
         write_atomic(Path(args.output), json.dumps(result, ensure_ascii=False, indent=2) + "\n",
                      "--output")

@@ -12,11 +12,45 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from . import exits
 from .report import Refusal
+from .store_guard import existing
+
+
+class Target:
+    """Where a command opens its store: the store itself, or a new store staged for it."""
+
+    def __init__(self, path: Path, new: NewStore | None) -> None:
+        self.path = path
+        self._new = new
+
+    @property
+    def open_path(self) -> Path:
+        return self._new.staged if self._new is not None else self.path
+
+    def real_path(self, value: Any) -> Any:
+        """A path in an error's details, told as the store's own path."""
+        return self._new.real_path(value) if self._new is not None else value
+
+
+@contextmanager
+def write_target(path: Path, *, create: bool) -> Iterator[Target]:
+    """The store a write opens: when ``create`` and there is no store at ``path`` yet, a new one
+    staged in a private folder, published at ``path`` when the block ends without an error
+    (close the provider inside the block) and discarded in every case."""
+    new = NewStore(path) if create and not existing(path) else None
+    try:
+        yield Target(path, new)
+        if new is not None:
+            new.publish()
+    finally:
+        if new is not None:
+            new.discard()
 
 
 class NewStore:
