@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import dshkit_env
 from memory_support import ENTRY_KEYS, UUID4
 
-import dshkit
 from dshkit.conformance.memory_model import check_entry_shape
 from dshkit.reference.memory import open_provider
 from dshkit.reference.memory.store import create_store_at_version
@@ -33,11 +33,7 @@ CWD = "/home/me/proj"
 
 
 def _env() -> dict[str, str]:
-    package_root = Path(dshkit.__file__).resolve().parent.parent
-    paths = [str(package_root), os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
-    env.pop("DSHKIT_MEMORY_DB", None)
-    return env
+    return dshkit_env()
 
 
 def cli(db: Path, *args: str, stdin: int | None = subprocess.DEVNULL,

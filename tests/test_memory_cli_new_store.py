@@ -15,8 +15,8 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from cli_support import dshkit_env
 
-import dshkit
 from dshkit.cli.new_store import NewStore
 from dshkit.cli.report import Refusal
 from dshkit.reference.memory import open_provider
@@ -25,12 +25,7 @@ pytestmark = pytest.mark.requirement("MEM-CLI-002")
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    package_root = Path(dshkit.__file__).resolve().parent.parent
-    paths = [str(package_root), os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p),
-           "TMPDIR": str(tmp)}
-    env.pop("DSHKIT_MEMORY_DB", None)
-    return env
+    return dshkit_env(TMPDIR=str(tmp))
 
 
 def _at_terminal(argv: list[str], answer: bytes, tmp: Path) -> tuple[int, bytes, bytes]:

@@ -10,7 +10,6 @@ account for exactly the writes the workers saw succeed, and replaying it must gi
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -18,9 +17,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from cli_support import dshkit_env
 from memory_support import ledger, open_store
 
-import dshkit
 from dshkit.conformance.memory_model import replay
 
 WORKERS = 4
@@ -31,9 +30,7 @@ WORKER = ("import sys; from memory_support.concurrency_worker import main; "
 
 
 def _env() -> dict[str, str]:
-    package_root = Path(dshkit.__file__).resolve().parent.parent
-    paths = [str(TESTS_DIR), str(package_root), os.environ.get("PYTHONPATH", "")]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    return dshkit_env(TESTS_DIR)
 
 
 def test_concurrent_writers_lose_and_double_nothing(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from builders import session_header, user_message
+from cli_support import dshkit_env
 
 import dshkit
 from dshkit import schemas
@@ -374,11 +375,7 @@ def test_a_commit_during_an_immutable_read_is_read_again(
 
 
 def _env() -> dict[str, str]:
-    package_root = Path(dshkit.__file__).resolve().parent.parent
-    paths = [str(package_root), os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
-    env.pop("DSHKIT_MEMORY_DB", None)
-    return env
+    return dshkit_env()
 
 
 def _serve(*args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from builders import session_header, user_message
+from cli_support import run_main
 
 from dshkit import schemas
 from dshkit.cli import main
@@ -36,18 +37,8 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
     return logs, db
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
-    code = main(list(argv))
-    out = capsys.readouterr()
-    assert "Traceback" not in out.err
-    try:
-        return code, json.loads(out.out), out.err
-    except json.JSONDecodeError:
-        return code, out.out, out.err
-
-
 def _recall(capsys: pytest.CaptureFixture[str], db: Path, *argv: str) -> tuple[int, Any, str]:
-    return _run(capsys, "memory", "--db", str(db), "recall", "deploy", "--cwd", "/w",
+    return run_main(capsys, "memory", "--db", str(db), "recall", "deploy", "--cwd", "/w",
                 "--now", str(NOW), *argv)
 
 
@@ -69,7 +60,7 @@ def test_index_file_read_only_and_text(setup: tuple[Path, Path], tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     logs, db = setup
     index = tmp_path / "idx.db"
-    assert _run(capsys, "query", "index", str(logs), "--db", str(index),
+    assert run_main(capsys, "query", "index", str(logs), "--db", str(index),
                 "--journal-mode", "delete")[0] == 0
     before = index.read_bytes()
     code, text, _ = _recall(capsys, db, "--sessions", str(index))
@@ -105,11 +96,11 @@ def test_refusals(setup: tuple[Path, Path], tmp_path: Path,
     assert code == 1 and out["error"]["code"] == "INVALID_INPUT"
     assert out["error"]["details"]["field"] == "/historyLimit"
     assert schemas.errors("cli/v1/refusal.json", out) == []
-    code, out, _ = _run(capsys, "memory", "--db", str(tmp_path / "none.db"), "recall", "x",
+    code, out, _ = run_main(capsys, "memory", "--db", str(tmp_path / "none.db"), "recall", "x",
                         "--json")
     assert code == 2 and out["error"]["code"] == "STORE_MISSING"
     assert not (tmp_path / "none.db").exists()
-    code, _, err = _run(capsys, "memory", "--db", str(db), "recall", "x", "--now", "yesterday")
+    code, _, err = run_main(capsys, "memory", "--db", str(db), "recall", "x", "--now", "yesterday")
     assert code == 2 and "invalid time 'yesterday'" in err
 
 
@@ -127,7 +118,7 @@ def test_broken_log_is_left_out_with_a_note(setup: tuple[Path, Path],
 def test_without_session_id_nothing_changes(setup: tuple[Path, Path],
                                             capsys: pytest.CaptureFixture[str]) -> None:
     logs, db = setup
-    _, ledger, _ = _run(capsys, "memory", "--db", str(db), "audit", "--json")
+    _, ledger, _ = run_main(capsys, "memory", "--db", str(db), "audit", "--json")
     code, out, _ = _recall(capsys, db, "--sessions", str(logs), "--json")
     assert code == 0 and out["memory"]["entries"][0]["recallCount"] == 0
-    assert _run(capsys, "memory", "--db", str(db), "audit", "--json")[1] == ledger
+    assert run_main(capsys, "memory", "--db", str(db), "audit", "--json")[1] == ledger

@@ -5,11 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-from dshkit.cli import main
+from cli_support import run_main
 
 
 def _write(path: Path, session_id: str, texts: list[str], cwd: str = "/w") -> Path:
@@ -24,18 +22,9 @@ def _write(path: Path, session_id: str, texts: list[str], cwd: str = "/w") -> Pa
     return path
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
-    code = main(list(argv))
-    out = capsys.readouterr()
-    try:
-        return code, json.loads(out.out), out.err
-    except json.JSONDecodeError:
-        return code, out.out, out.err
-
-
 def test_text_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = _write(tmp_path / "a.jsonl", "s-1", ["first", "second"])
-    code, out, _ = _run(capsys, "reference", str(log), "--label", "Build log")
+    code, out, _ = run_main(capsys, "reference", str(log), "--label", "Build log")
     assert code == 0
     assert out.startswith("## Referenced sessions\n")
     assert '"label":"Build log"' in out
@@ -46,7 +35,7 @@ def test_text_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 def test_json_output_and_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = _write(tmp_path / "a.jsonl", "s-1", ["x" * 300, "newest"])
     before = hashlib.sha256(log.read_bytes()).hexdigest()
-    code, out, _ = _run(capsys, "reference", str(log), "--budget", "150", "--json")
+    code, out, _ = run_main(capsys, "reference", str(log), "--budget", "150", "--json")
     assert code == 0 and out["valid"] is True
     ref = out["references"][0]
     assert ref["size"] <= 150 and ref["budget"] == 150 and ref["truncated"] is True
@@ -60,10 +49,10 @@ def test_mentions_resolve_only_given_logs(tmp_path: Path,
     log = _write(tmp_path / "a.jsonl", "s-1", ["hello"])
     _write(tmp_path / "other.jsonl", "other", ["not given"])
     text = "see @[A](dsh-session:InMtMSI) and dsh-session:Im90aGVyIg"
-    code, out, _ = _run(capsys, "reference", str(log), "--text", text, "--json")
+    code, out, _ = run_main(capsys, "reference", str(log), "--text", text, "--json")
     assert code == 1
     assert out["error"]["code"] == "SESSION_REFERENCE_READ_FAILED"
-    code, out, _ = _run(capsys, "reference", str(log), "--text", "see @[A](dsh-session:InMtMSI)",
+    code, out, _ = run_main(capsys, "reference", str(log), "--text", "see @[A](dsh-session:InMtMSI)",
                         "--json")
     assert code == 0 and out["text"] == "see @A"
 
@@ -78,15 +67,15 @@ def test_mentions_resolve_only_given_logs(tmp_path: Path,
 def test_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
                   code: int, error: str) -> None:
     log = _write(tmp_path / "a.jsonl", "s-1", ["hello"])
-    got, out, _ = _run(capsys, "reference", str(log), *argv, "--json")
+    got, out, _ = run_main(capsys, "reference", str(log), *argv, "--json")
     assert got == code and out["error"]["code"] == error
 
 
 @pytest.mark.requirement("REF-CLI-001")
 def test_too_many_and_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     logs = [str(_write(tmp_path / f"{i}.jsonl", f"s{i}", ["x"])) for i in range(4)]
-    code, out, _ = _run(capsys, "reference", *logs, "--json")
+    code, out, _ = run_main(capsys, "reference", *logs, "--json")
     assert code == 1 and out["error"]["code"] == "SESSION_REFERENCE_TOO_MANY"
-    code, _, err = _run(capsys, "reference", str(tmp_path / "missing.jsonl"))
+    code, _, err = run_main(capsys, "reference", str(tmp_path / "missing.jsonl"))
     assert code == 2 and err.startswith("SESSION_REFERENCE_READ_FAILED: ")
     assert "Traceback" not in err
