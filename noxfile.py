@@ -58,12 +58,7 @@ def conformance_dsh(session: nox.Session) -> None:
     baseline does not expect and on any baseline entry that no longer fails."""
     session.install(".[conformance]")
     harness = _dsh_harness(session)
-    Path("build").mkdir(exist_ok=True)
-    session.run("dshkit", "conformance", "--impl", f"cmd:node {harness / 'harness.mjs'}",
-                "--baseline", "harnesses/dsh/baseline.json",
-                "--report", "build/dsh-report.json", "--markdown", "build/dsh-report.md",
-                "--counterexamples", "build/dsh-counterexamples",
-                *session.posargs)
+    _kit_against(session, f"cmd:node {harness / 'harness.mjs'}", "dsh")
 
 
 @nox.session(name="differential-dsh", python=PYTHON)
@@ -159,6 +154,16 @@ def _dsh_package_set(session: nox.Session, packages: Path) -> Path:
     return target
 
 
+def _kit_against(session: nox.Session, impl: str, name: str) -> None:
+    """The kit against a third party, with the baseline of harnesses/NAME; the reports go to
+    build/NAME-report.json and .md, shrunk counterexamples to build/NAME-counterexamples."""
+    Path("build").mkdir(exist_ok=True)
+    session.run("dshkit", "conformance", "--impl", impl,
+                "--baseline", f"harnesses/{name}/baseline.json",
+                "--report", f"build/{name}-report.json", "--markdown", f"build/{name}-report.md",
+                "--counterexamples", f"build/{name}-counterexamples", *session.posargs)
+
+
 @nox.session(name="conformance-dsh-next", python=PYTHON)
 def conformance_dsh_next(session: nox.Session) -> None:
     """The kit against DSH 0.1.1-rc.2 (harnesses/dsh-0.1.1: the harness code of harnesses/dsh
@@ -166,12 +171,7 @@ def conformance_dsh_next(session: nox.Session) -> None:
     build/dsh-0.1.1-report.json (``compliance/publish.py`` files it under compliance/reports)."""
     session.install(".[conformance]")
     harness = _dsh_package_set(session, Path("harnesses/dsh-0.1.1"))
-    Path("build").mkdir(exist_ok=True)
-    session.run("dshkit", "conformance", "--impl", f"cmd:node {harness / 'harness.mjs'}",
-                "--baseline", "harnesses/dsh-0.1.1/baseline.json",
-                "--report", "build/dsh-0.1.1-report.json",
-                "--markdown", "build/dsh-0.1.1-report.md",
-                "--counterexamples", "build/dsh-0.1.1-counterexamples", *session.posargs)
+    _kit_against(session, f"cmd:node {harness / 'harness.mjs'}", "dsh-0.1.1")
 
 
 def _memento_harness(session: nox.Session) -> Path:
@@ -201,12 +201,7 @@ def conformance_memento(session: nox.Session) -> None:
     memento = fetched.stdout.strip().splitlines()[-1]
     session.install(".[conformance]")
     harness = _memento_harness(session)
-    Path("build").mkdir(exist_ok=True)
-    session.run("dshkit", "conformance", "--impl", f"cmd:node {harness / 'harness.mjs'} {memento}",
-                "--baseline", "harnesses/dsh-memento/baseline.json",
-                "--report", "build/dsh-memento-report.json",
-                "--markdown", "build/dsh-memento-report.md",
-                "--counterexamples", "build/dsh-memento-counterexamples", *session.posargs)
+    _kit_against(session, f"cmd:node {harness / 'harness.mjs'} {memento}", "dsh-memento")
 
 
 def _compliance_site(session: nox.Session) -> None:
