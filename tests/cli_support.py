@@ -33,3 +33,9 @@ def dshkit_env(*paths: Path, **variables: str) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in entries if p), **variables}
     env.pop("DSHKIT_MEMORY_DB", None)
     return env
+
+
+def last_json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """The JSON object on the last line of what the command printed."""
+    document: dict[str, Any] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    return document

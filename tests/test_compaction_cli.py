@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from builders import user_message
+from cli_support import last_json
 
 from dshkit import schemas
 from dshkit.cli import main
@@ -49,19 +50,13 @@ def summary_file(tmp_path: Path) -> Path:
     return path
 
 
-def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    out = capsys.readouterr().out.strip().splitlines()
-    document: dict[str, Any] = json.loads(out[-1])
-    return document
-
-
 @pytest.mark.requirement("CMP-CLI-001")
 def test_plan_prints_a_schema_valid_plan(log_file: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["compact", "plan", str(log_file), "--context-window", "1000", "--time", "5",
                  "--json"])
     assert code == 0
-    document = _json(capsys)
+    document = last_json(capsys)
     assert document["valid"] is True
     plan_json = document["plan"]
     assert schemas.errors("compaction/v1/plan.json", plan_json) == []
@@ -82,7 +77,7 @@ def test_apply_to_a_new_file(log_file: Path, summary_file: Path, tmp_path: Path,
     code = main(["compact", "apply", str(log_file), "--context-window", "1000",
                  "--summary-file", str(summary_file), "--output", str(out), "--json"])
     assert code == 0
-    document = _json(capsys)
+    document = last_json(capsys)
     assert document["written"] == str(out)
     assert log_file.read_bytes() == before
     assert out.read_bytes().startswith(before)
@@ -92,7 +87,7 @@ def test_apply_to_a_new_file(log_file: Path, summary_file: Path, tmp_path: Path,
     code = main(["compact", "apply", str(log_file), "--context-window", "1000",
                  "--summary-file", str(summary_file), "--output", str(out), "--json"])
     assert code == 2
-    assert _json(capsys)["error"]["code"] == "CMP_OUTPUT_EXISTS"
+    assert last_json(capsys)["error"]["code"] == "CMP_OUTPUT_EXISTS"
 
 
 def test_apply_in_place_on_a_compressed_log(tmp_path: Path, summary_file: Path,
@@ -109,7 +104,7 @@ def test_apply_in_place_on_a_compressed_log(tmp_path: Path, summary_file: Path,
     code = main(["compact", "apply", str(path), "--context-window", "1000", "--summary-file",
                  str(summary_file), "--write", "--json"])
     assert code == 1
-    assert _json(capsys)["error"]["code"] == "CMP_NOTHING_TO_APPLY"
+    assert last_json(capsys)["error"]["code"] == "CMP_NOTHING_TO_APPLY"
 
 
 def test_apply_dry_run_prints_events(log_file: Path, capsys: pytest.CaptureFixture[str],
@@ -138,7 +133,7 @@ def test_torn_tail_is_refused(log_file: Path, summary_file: Path,
     code = main(["compact", "apply", str(log_file), "--context-window", "1000",
                  "--summary-file", str(summary_file), "--write", "--json"])
     assert code == 1
-    assert _json(capsys)["error"]["code"] == "CMP_LOG_TORN"
+    assert last_json(capsys)["error"]["code"] == "CMP_LOG_TORN"
 
 
 @pytest.mark.parametrize(("argv", "code"), [
@@ -161,7 +156,7 @@ def test_bad_config_is_refused(log_file: Path, tmp_path: Path,
     config = tmp_path / "config.json"
     config.write_text('{"thresholdRato": 0.5}', encoding="utf-8")
     assert main(["compact", "plan", str(log_file), "--config", str(config), "--json"]) == 1
-    error = _json(capsys)["error"]
+    error = last_json(capsys)["error"]
     assert error["code"] == "CMP_CONFIG_UNKNOWN_KEY"
     assert schemas.errors("compaction/v1/error.json", error) == []
 
@@ -169,14 +164,14 @@ def test_bad_config_is_refused(log_file: Path, tmp_path: Path,
 @pytest.mark.requirement("CMP-CLI-001")
 def test_missing_file_is_an_io_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compact", "plan", str(tmp_path / "nope.jsonl"), "--json"]) == 2
-    assert _json(capsys)["error"]["code"] == "CMP_LOG_UNREADABLE"
+    assert last_json(capsys)["error"]["code"] == "CMP_LOG_UNREADABLE"
 
 
 def test_strict_mode_needs_an_open_turn(log_file: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compact", "plan", str(log_file), "--context-window", "1000", "--strict",
                  "--json"]) == 1
-    assert _json(capsys)["error"]["code"] == "CMP_NO_OPEN_TURN"
+    assert last_json(capsys)["error"]["code"] == "CMP_NO_OPEN_TURN"
 
 
 def test_concurrent_append_is_detected(log_file: Path) -> None:

@@ -3,12 +3,12 @@ units, a selection without a summarizer)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from builders import user_message
+from cli_support import last_json
 
 from dshkit.cli import main
 from dshkit.reference.compaction import plan
@@ -59,18 +59,13 @@ def _write(tmp_path: Path, events: list[dict[str, Any]]) -> Path:
     return path
 
 
-def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    return document
-
-
 @pytest.mark.requirement("CMP-CLI-003")
 def test_failed_summary_still_shows_the_selected_region(tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]
                                                         ) -> None:
     path = _write(tmp_path, _small_log())
     assert main(["compact", "plan", str(path), "--trigger", "manual", "--json"]) == 0
-    document = _json(capsys)
+    document = last_json(capsys)
     assert document["plan"]["outcome"] == "failed"
     assert document["selected"] == [{"start": 1, "end": 2, "tokens": 66}]
     assert main(["compact", "plan", str(path), "--trigger", "manual"]) == 0
@@ -85,7 +80,7 @@ def test_explain_shows_prices_cuts_and_units(tmp_path: Path,
     path = _write(tmp_path, _tool_log())
     assert main(["compact", "plan", str(path), "--trigger", "manual", "--explain",
                  "--json"]) == 0
-    explain = _json(capsys)["explain"]
+    explain = last_json(capsys)["explain"]
     assert [node["seq"] for node in explain["nodes"]] == [1, 3, 4, 7]
     assert [node["type"] for node in explain["nodes"]] == [
         "user/message", "assistant/message", "tool/result", "user/message"]
@@ -105,7 +100,7 @@ def test_select_only_needs_no_summarizer(tmp_path: Path,
     path = _write(tmp_path, _tool_log())
     assert main(["compact", "plan", str(path), "--trigger", "manual", "--select-only",
                  "--json"]) == 0
-    document = _json(capsys)
+    document = last_json(capsys)
     assert "plan" not in document
     assert document["selection"]["selected"] == [
         {"start": 1, "end": 4, "tokens": document["selection"]["selected"][0]["tokens"]}]
@@ -127,11 +122,11 @@ def test_plan_checks_the_same_in_api_and_cli(tmp_path: Path,
     assert plan(events, trigger="manual", time=1).outcome in ("compacted", "failed")
     path = _write(tmp_path, events)
     assert main(["compact", "plan", str(path), "--trigger", "manual", "--json"]) == 0
-    assert _json(capsys)["valid"] is True
+    assert last_json(capsys)["valid"] is True
     summary = tmp_path / "s.md"
     summary.write_text("short", encoding="utf-8")
     assert main(["compact", "apply", str(path), "--trigger", "manual", "--summary-file",
                  str(summary), "--json"]) == 1
-    error = _json(capsys)["error"]
+    error = last_json(capsys)["error"]
     assert error["code"] == "CMP_LOG_INVALID"
     assert "spec/compaction/planner.md#CMP-APP-001" in error["message"]

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import last_json
 
 from dshkit import schemas
 from dshkit.cli import main
@@ -31,16 +32,11 @@ def _write(tmp_path: Path, events: list[dict[str, Any]]) -> Path:
     return path
 
 
-def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    return document
-
-
 @pytest.mark.requirement("GOAL-CLI-001")
 def test_goal_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _write(tmp_path, _goal_log())
     assert main(["goal", str(path), "--json"]) == 0
-    document = _json(capsys)
+    document = last_json(capsys)
     assert document["valid"] is True
     state = document["state"]
     assert schemas.errors("goal/v1/folded-goal.json", state) == []
@@ -73,7 +69,7 @@ def test_refused_goal_stream(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     bad["seq"] = len(events)
     events.append(bad)  # a second create of the same id
     assert main(["goal", str(_write(tmp_path, events)), "--json"]) == 1
-    error = _json(capsys)["error"]
+    error = last_json(capsys)["error"]
     assert error["code"] == "GOAL_CREATE_REFUSED"
     assert error["seq"] == len(events) - 1
     # the envelope's error is the chapter's error plus its own details and path
@@ -88,4 +84,4 @@ def test_unloadable_log_and_missing_file(tmp_path: Path,
     broken.write_text('{"type":"session","version":99,"id":"s"}\n', encoding="utf-8")
     assert main(["goal", str(broken)]) == 1
     assert main(["goal", str(tmp_path / "missing.jsonl"), "--json"]) == 2
-    assert _json(capsys)["error"]["code"] == "IO_ERROR"
+    assert last_json(capsys)["error"]["code"] == "IO_ERROR"
