@@ -71,11 +71,28 @@ def pending_recovery(path: str | os.PathLike[str]) -> str:
     return ""
 
 
+def connect_read_only(path: str | os.PathLike[str], *, immutable: bool,
+                      timeout: float = 5.0) -> sqlite3.Connection:
+    """A connection that reads ``path`` and can write nothing (``mode=ro``, ``query_only``).
+    ``immutable`` also takes no locks and creates no ``-wal``/``-shm`` next to a WAL database,
+    which a plain ``mode=ro`` open does; it sees the file alone, without its sidecars. Raises
+    ``sqlite3.Error``."""
+    flags = "mode=ro&immutable=1" if immutable else "mode=ro"
+    uri = "file:" + urllib.parse.quote(os.path.abspath(os.fspath(path))) + "?" + flags
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout,
+                           check_same_thread=False)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+    except sqlite3.Error:
+        conn.close()
+        raise
+    return conn
+
+
 def schema_size(path: str | os.PathLike[str]) -> int:
     """The number of schema objects in the file itself, its sidecars ignored, read without
     locking or writing anything. Raises ``sqlite3.Error``."""
-    uri = "file:" + urllib.parse.quote(os.path.abspath(os.fspath(path))) + "?immutable=1"
-    conn = sqlite3.connect(uri, uri=True)
+    conn = connect_read_only(path, immutable=True)
     try:
         return int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
     finally:

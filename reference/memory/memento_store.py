@@ -14,8 +14,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
+from ..sqlite_guard import connect_read_only
 from .errors import MemoryProtocolError
 
 #: dsh-memento's ``SCHEMA_VERSION`` values this reader knows (MEM-MIG-002).
@@ -81,13 +81,11 @@ def read_memento_store(path: str | Path) -> MementoImage:
     target = Path(path)
     _check_file(target)
     before = _stamp(target)
-    uri = f"file:{quote(str(target.absolute()))}?mode=ro&immutable=1"
     try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        conn = connect_read_only(target, immutable=True)
     except sqlite3.Error as exc:
         raise source_invalid(target, f"cannot open ({exc})") from None
     try:
-        conn.execute("PRAGMA query_only = ON")
         image = _read(target, conn)
     except sqlite3.Error as exc:
         raise source_invalid(target, f"cannot read ({exc})") from None

@@ -18,7 +18,6 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
-from urllib.parse import quote
 
 from .. import sqlite_guard
 from .errors import MemoryProtocolError
@@ -88,12 +87,8 @@ def _stamp(path: Path) -> _Stamp:
 
 
 def _connect(path: Path, immutable: bool) -> sqlite3.Connection:
-    flags = "mode=ro&immutable=1" if immutable else "mode=ro"
-    uri = f"file:{quote(os.path.abspath(path))}?{flags}"
     try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None,
-                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-        conn.execute("PRAGMA query_only = ON")
+        conn = sqlite_guard.connect_read_only(path, immutable=immutable, timeout=BUSY_TIMEOUT_MS / 1000)
         conn.execute("PRAGMA trusted_schema = OFF")
     except sqlite3.Error as exc:
         raise _corrupt(path, f"cannot open read-only ({exc})") from None

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from ..query import SCHEMA_VERSION, IndexReport, IndexStore, index_paths, open_i
 from ..query.errors import INDEX_FAILED, SessionQueryError
 from ..query.store import MEMORY, OpenDecision
 from ..query.store import _decision_now as decision_now
+from ..sqlite_guard import connect_read_only
 
 
 def _failed(path: str, detail: str, **extra: object) -> SessionQueryError:
@@ -26,14 +26,12 @@ def open_readonly(path: str | Path) -> IndexStore:
     actual = str(Path(path).absolute())
     if not Path(actual).is_file():
         raise _failed(actual, "no such file", missing=True)
-    uri = "file:" + urllib.parse.quote(actual) + "?mode=ro"
-    if not os.path.lexists(actual + "-wal"):
-        # Everything is in the file itself. Even read-only, SQLite creates -wal and -shm files
-        # next to a WAL database; immutable reads without them (and without locks: a writer
-        # that starts meanwhile can make the read fail, which is reported, never a write).
-        uri += "&immutable=1"
     try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        # With no -wal, everything is in the file itself: read it immutable, without the -wal
+        # and -shm files even a read-only open creates next to a WAL database (and without
+        # locks: a writer that starts meanwhile can make the read fail, which is reported,
+        # never a write).
+        conn = connect_read_only(actual, immutable=not os.path.lexists(actual + "-wal"))
     except sqlite3.Error as exc:
         raise _failed(actual, str(exc)) from None
     try:
