@@ -10,8 +10,7 @@ from pathlib import Path
 
 from ..query import SCHEMA_VERSION, IndexReport, IndexStore, index_paths, open_index
 from ..query.errors import INDEX_FAILED, SessionQueryError
-from ..query.store import MEMORY, OpenDecision
-from ..query.store import _decision_now as decision_now
+from ..query.store import MEMORY, OpenDecision, decision_now
 from ..sqlite_guard import connect_read_only
 
 

@@ -299,15 +299,17 @@ def _read_decision(conn: sqlite3.Connection) -> OpenDecision:
     read transaction: another process that initializes the index meanwhile is seen either
     before or after its commit, never half (an application id of 0 with its tables)."""
     if conn.in_transaction:
-        return _decision_now(conn)
+        return decision_now(conn)
     conn.execute("BEGIN DEFERRED")
     try:
-        return _decision_now(conn)
+        return decision_now(conn)
     finally:
         conn.execute("COMMIT")  # a read transaction: nothing is written
 
 
-def _decision_now(conn: sqlite3.Connection) -> OpenDecision:
+def decision_now(conn: sqlite3.Connection) -> OpenDecision:
+    """What to do with the database of ``conn``, read with plain reads (also on a read-only
+    connection): open, initialize, rebuild or refuse (QRY-IDX-003..005, QRY-IDX-016)."""
     application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
     user_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     decision = decide(application_id, user_version, _schema_objects(conn))
